@@ -1,0 +1,89 @@
+# redlock-cli: see README.md.  `make demo` and `make test` do all the set-up.
+
+PROG	= redlock-cli
+SRCS	= src/main.c src/cmd.c src/cmd-acquire.c src/cmd-extend.c \
+	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c \
+	  src/lock.c src/scripts.c src/supervise.c src/url.c src/duration.c \
+	  src/clock.c src/token.c src/sha1.c src/log.c src/xmalloc.c \
+	  src/signame.c src/keyslot.c src/json.c
+OBJS	= $(SRCS:.c=.o)
+MAN	= man/redlock-cli.1
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+MANDIR	?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+
+PKGS	= hiredis uuid
+CC	?= cc
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+CFLAGS	+= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid)
+
+# Debian packages the build, the tests and the demo need.
+DEPS	= build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
+	  redis-server redis-tools redis-sentinel bats bats-support \
+	  bats-assert mandoc shellcheck
+
+all: $(PROG)
+
+$(PROG): $(OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+%.o: %.c
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(OBJS:.o=.d)
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+	    grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	        --no-install-recommends $$missing >/dev/null; \
+	fi
+
+test: $(PROG)
+	bats tests/
+
+demo: deps $(PROG)
+	@sh tests/demo.sh
+
+sanitize:
+	$(MAKE) clean
+	$(MAKE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" $(PROG)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bats tests/
+	$(MAKE) clean
+
+lint:
+	mandoc -Tlint -W warning $(MAN)
+	groff -mandoc -ww -z $(MAN)
+	shellcheck -s bash completions/redlock-cli.bash tests/*.bash bench/*.sh
+	bash -n completions/redlock-cli.bash
+
+install: $(PROG)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 755 $(PROG) $(DESTDIR)$(BINDIR)/$(PROG)
+	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/redlock-cli.1
+	install -m 644 completions/redlock-cli.bash $(DESTDIR)$(BASHCOMPDIR)/redlock-cli
+	install -m 644 completions/_redlock-cli $(DESTDIR)$(ZSHCOMPDIR)/_redlock-cli
+	install -m 644 completions/redlock-cli.fish $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/$(PROG) $(DESTDIR)$(MANDIR)/man1/redlock-cli.1 \
+	    $(DESTDIR)$(BASHCOMPDIR)/redlock-cli $(DESTDIR)$(ZSHCOMPDIR)/_redlock-cli \
+	    $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
+
+clean:
+	rm -f $(PROG) $(OBJS) $(OBJS:.o=.d)
+
+.PHONY: all deps test demo sanitize lint install uninstall clean

@@ -1,0 +1,194 @@
+# bash completion for redlock-cli(1)
+#
+# Static: the verbs and options below mirror the command table and the man
+# page; tests/completions.bats checks that the two stay in step.  Works with
+# the bash-completion package and, without it, in plain bash.
+
+_redlock_cli_verbs="acquire release extend run status help"
+
+_redlock_cli_global="-u --url --password-file --no-auth-warning
+	--connect-timeout --io-timeout --prefix -q --quiet -v --verbose
+	--syslog -h --help -V --version"
+
+# Options that take an argument, padded with blanks for matching.
+_redlock_cli_argopts=" -u --url --password-file --connect-timeout
+	--io-timeout --prefix -t --ttl -w --wait --timeout -E
+	--conflict-exit-code --token --renew --lost-signal --kill-after
+	--lost-exit-code --jitter --min-hold -c --command "
+
+_redlock_cli_signals=(TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT STOP TSTP
+	WINCH PIPE)
+
+# _redlock_cli_verb_opts VERB: print the options of VERB.
+_redlock_cli_verb_opts()
+{
+	case $1 in
+	acquire)
+		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
+		    "--conflict-exit-code --token --json" ;;
+	release)
+		echo "--token" ;;
+	extend)
+		echo "--token -t --ttl" ;;
+	run)
+		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
+		    "--conflict-exit-code --renew --lost-signal --kill-after" \
+		    "--lost-exit-code --jitter --min-hold -c --command" ;;
+	status)
+		echo "--json" ;;
+	esac
+}
+
+# Without bash-completion, rebuild words/cword from COMP_WORDS: bash splits a
+# word at each character of COMP_WORDBREAKS, so "redis://h:6379" and
+# "--ttl=5s" arrive in pieces.  Pieces that touch in COMP_LINE are joined.
+_redlock_cli_words()
+{
+	local line w i n=-1 lead
+
+	words=()
+	cword=0
+	if [[ -z ${COMP_LINE-} ]]; then
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+		return
+	fi
+	line=$COMP_LINE
+	for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+		w=${COMP_WORDS[i]}
+		lead=${line%%[![:space:]]*}
+		line=${line#"$lead"}
+		if ((i > 0 && n >= 0)) && [[ -z $lead ]]; then
+			words[n]+=$w
+		else
+			words[++n]=$w
+		fi
+		line=${line#"$w"}
+		if ((i == COMP_CWORD)); then
+			cword=$n
+		fi
+	done
+}
+
+# _redlock_cli_reply WORDLIST: complete cur from WORDLIST.
+_redlock_cli_reply()
+{
+	mapfile -t COMPREPLY < <(compgen -W "$1" -- "$cur")
+}
+
+_redlock_cli()
+{
+	local cur prev words cword
+	local i w verb="" verb_at=0 dashdash=0 raw n
+
+	COMPREPLY=()
+	if declare -F _init_completion >/dev/null 2>&1; then
+		_init_completion -s -n : || return
+	else
+		_redlock_cli_words
+		cur=${words[cword]-}
+		prev=""
+		if ((cword > 0)); then
+			prev=${words[cword - 1]}
+		fi
+		if [[ $cur == --*=* ]]; then
+			prev=${cur%%=*}
+			cur=${cur#*=}
+		fi
+	fi
+
+	# Find the verb, skipping options and their arguments, and the "--"
+	# that ends run's options.
+	for ((i = 1; i < cword; i++)); do
+		w=${words[i]}
+		if [[ $verb == run && $w == -- ]]; then
+			dashdash=$i
+			break
+		fi
+		if [[ $_redlock_cli_argopts == *[[:space:]]"$w"[[:space:]]* ]]; then
+			((i++))
+		elif [[ $w != -* && -z $verb ]]; then
+			verb=$w
+			verb_at=$i
+		fi
+	done
+
+	# After run's "--": the command and its arguments.
+	if ((dashdash > 0)); then
+		if declare -F _command_offset >/dev/null 2>&1; then
+			# _command_offset counts in COMP_WORDS, which may hold
+			# more pieces than words: find the same "--" there.
+			n=0
+			for ((i = 1; i <= dashdash; i++)); do
+				[[ ${words[i]} == -- ]] && ((n++))
+			done
+			for ((raw = 1; raw < ${#COMP_WORDS[@]}; raw++)); do
+				[[ ${COMP_WORDS[raw]} == -- ]] && ((--n == 0)) && break
+			done
+			_command_offset $((raw + 1))
+		elif ((cword == dashdash + 1)); then
+			mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+		else
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
+		return
+	fi
+
+	# The argument of the option before the cursor.
+	case $prev in
+	--lost-signal)
+		if [[ $cur == SIG* ]]; then
+			_redlock_cli_reply "${_redlock_cli_signals[*]/#/SIG}"
+		else
+			_redlock_cli_reply "${_redlock_cli_signals[*]}"
+		fi
+		return ;;
+	-u|--url)
+		compopt -o nospace 2>/dev/null
+		_redlock_cli_reply "redis:// unix://"
+		if [[ $cur == *:* ]]; then
+			# readline replaces only the text after the last colon
+			for i in "${!COMPREPLY[@]}"; do
+				COMPREPLY[i]=${COMPREPLY[i]#"${cur%"${cur##*:}"}"}
+			done
+		fi
+		return ;;
+	--password-file)
+		if declare -F _filedir >/dev/null 2>&1; then
+			_filedir
+		else
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
+		return ;;
+	-t|--ttl|-w|--wait|--timeout|--renew|--kill-after|--jitter|\
+	--min-hold|--connect-timeout|--io-timeout|-E|--conflict-exit-code|\
+	--lost-exit-code|--token|--prefix|-c|--command)
+		return ;;
+	esac
+
+	if [[ -z $verb ]]; then
+		if [[ $cur == -* ]]; then
+			_redlock_cli_reply "$_redlock_cli_global"
+		else
+			_redlock_cli_reply "$_redlock_cli_verbs"
+		fi
+		return
+	fi
+
+	case $verb in
+	help)
+		if ((cword == verb_at + 1)) && [[ $cur != -* ]]; then
+			_redlock_cli_reply "acquire release extend run status"
+		fi
+		return ;;
+	acquire|release|extend|run|status)
+		if [[ $cur == -* ]]; then
+			_redlock_cli_reply "$(_redlock_cli_verb_opts "$verb") $_redlock_cli_global"
+		fi
+		return ;;
+	esac
+}
+
+complete -F _redlock_cli redlock-cli

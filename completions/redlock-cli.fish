@@ -1,0 +1,76 @@
+# fish completion for redlock-cli(1); mirrors completions/redlock-cli.bash
+
+set -l verbs acquire release extend run status help
+
+# true once "--" has been typed after run: the rest is the command to run
+function __redlock_cli_after_dashdash
+    set -l tokens (commandline -opc)
+    set -l seen_run 0
+    for t in $tokens[2..-1]
+        if test "$t" = run
+            set seen_run 1
+        else if test $seen_run = 1; and test "$t" = --
+            return 0
+        end
+    end
+    return 1
+end
+
+# true if one of the given verbs was typed and run's "--" was not
+function __redlock_cli_using
+    __fish_seen_subcommand_from $argv; and not __redlock_cli_after_dashdash
+end
+
+# complete the command after run's "--" as fish would on its own
+function __redlock_cli_complete_command
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- -- $tokens)
+    set -l rest $tokens[(math $i + 1)..-1]
+    __fish_complete_subcommand --commandline $rest (commandline -ct)
+end
+
+complete -c redlock-cli -f
+
+# verbs
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a acquire -d 'Take a lock, print its token'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a release -d 'Release a lock held with a token'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a extend -d 'Extend a lock held with a token'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a run -d 'Run a command while holding a lock'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a status -d 'Show who holds a lock'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a help -d 'Show the usage of a command'
+complete -c redlock-cli -n '__fish_seen_subcommand_from help' -a 'acquire release extend run status'
+
+# global options, before or after the verb
+set -l g 'not __redlock_cli_after_dashdash'
+complete -c redlock-cli -n $g -s u -l url -x -a 'redis:// unix://' -d 'Redis server URL'
+complete -c redlock-cli -n $g -l password-file -r -F -d 'Read the Redis password from a file'
+complete -c redlock-cli -n $g -l no-auth-warning -d 'No warning for a password on the command line'
+complete -c redlock-cli -n $g -l connect-timeout -x -d 'Connect timeout (duration)'
+complete -c redlock-cli -n $g -l io-timeout -x -d 'Timeout per Redis command (duration)'
+complete -c redlock-cli -n $g -l prefix -x -d 'Prefix for every key'
+complete -c redlock-cli -n $g -s q -l quiet -d 'Print only errors'
+complete -c redlock-cli -n $g -s v -l verbose -d 'Say more (repeatable)'
+complete -c redlock-cli -n $g -l syslog -d 'Log to syslog too'
+complete -c redlock-cli -n $g -s h -l help -d 'Print usage'
+complete -c redlock-cli -n $g -s V -l version -d 'Print version'
+
+# acquire and run
+complete -c redlock-cli -n '__redlock_cli_using acquire extend run' -s t -l ttl -x -d 'Time to live (duration)'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s n -l nonblock -d 'Fail at once if the lock is held'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s w -l wait -x -d 'Give up after this long (duration)'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l timeout -x -d 'Same as --wait'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s E -l conflict-exit-code -x -d 'Exit code when the lock is busy'
+complete -c redlock-cli -n '__redlock_cli_using acquire release extend' -l token -x -d 'The lock token'
+complete -c redlock-cli -n '__redlock_cli_using acquire status' -l json -d 'Print JSON'
+
+# run
+complete -c redlock-cli -n '__redlock_cli_using run' -l renew -x -d 'Renew this often (duration)'
+complete -c redlock-cli -n '__redlock_cli_using run' -l lost-signal -x -a 'TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT STOP TSTP WINCH PIPE' -d 'Signal for a lost lock'
+complete -c redlock-cli -n '__redlock_cli_using run' -l kill-after -x -d 'SIGKILL this long after the lost signal'
+complete -c redlock-cli -n '__redlock_cli_using run' -l lost-exit-code -x -d 'Exit code for a lost lock'
+complete -c redlock-cli -n '__redlock_cli_using run' -l jitter -x -d 'Sleep up to this long first (duration)'
+complete -c redlock-cli -n '__redlock_cli_using run' -l min-hold -x -d 'Hold the lock at least this long (duration)'
+complete -c redlock-cli -n '__redlock_cli_using run' -s c -l command -x -d 'Run a shell command'
+
+# after run's "--"
+complete -c redlock-cli -n __redlock_cli_after_dashdash -x -a '(__redlock_cli_complete_command)'

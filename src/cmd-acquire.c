@@ -1,0 +1,74 @@
+/*
+ * acquire KEY: take the lock and print its token, for scripts that hold a
+ * lock across several steps and release it themselves.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "redlock.h"
+
+static int	cmd_acquire_exec(struct global_opts *, struct cmd_args *);
+
+static const int cmd_acquire_longopts[] = {
+	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
+	OPT_JSON, 0
+};
+
+const struct cmd_entry cmd_acquire_entry = {
+	.name = "acquire",
+	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
+	    "[--json]",
+	.summary = "Take the lock and print its token; wait for it unless "
+	    "-n or -w.",
+	.shortopts = "t:nw:E:",
+	.longopts = cmd_acquire_longopts,
+	.exec = cmd_acquire_exec
+};
+
+static int
+cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock	 l;
+	char		 took[32];
+	int64_t		 start = clock_mono_ns(), validity_ms;
+	int		 rc;
+
+	lock_init(&l, g, a->key);
+	if (a->token != NULL)
+		(void)lock_set_token(&l, a->token);
+	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, "manual");
+	if (rc == EXIT_BUSY) {
+		cmd_report_busy(&l, a);
+		rc = a->conflict_code;
+		goto out;
+	}
+	if (rc != EXIT_OK) {
+		log_warnx("%s", l.err);
+		goto out;
+	}
+	duration_format((clock_mono_ns() - start) / 1000000, took,
+	    sizeof(took));
+	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
+	    (long long)l.fence);
+	if (a->json) {
+		validity_ms = (l.valid_until_ns - clock_mono_ns()) / 1000000;
+		(void)fputs("{\"key\":", stdout);
+		json_string(a->key);
+		(void)fputs(",\"token\":", stdout);
+		json_string(l.token);
+		(void)printf(",\"ttl_ms\":%lld,\"validity_ms\":%lld,"
+		    "\"fence\":%lld}\n", (long long)a->ttl_ms,
+		    (long long)(validity_ms > 0 ? validity_ms : 0),
+		    (long long)l.fence);
+	} else
+		(void)printf("%s\n", l.token);
+	if (cmd_flush_stdout() == -1) {
+		/* Nobody got the token, so nobody could release the lock. */
+		(void)lock_release(&l);
+		rc = EXIT_UNAVAILABLE;
+	}
+out:
+	lock_free(&l);
+	return (rc);
+}

@@ -1,0 +1,47 @@
+/*
+ * extend KEY: reset the lock's TTL, if our token still holds it.
+ */
+
+#include <stdio.h>
+
+#include "redlock.h"
+
+static int	cmd_extend_exec(struct global_opts *, struct cmd_args *);
+
+static const int cmd_extend_longopts[] = { OPT_TOKEN, OPT_TTL, 0 };
+
+const struct cmd_entry cmd_extend_entry = {
+	.name = "extend",
+	.usage = "KEY [--token TOK] [-t TTL]",
+	.summary = "Set the TTL of the lock held by TOK (default "
+	    "$REDLOCK_TOKEN) to TTL from now; exit 3 if TOK does not hold it.",
+	.shortopts = "t:",
+	.longopts = cmd_extend_longopts,
+	.exec = cmd_extend_exec
+};
+
+static int
+cmd_extend_exec(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock	l;
+	char		ttl[32];
+	int		rc;
+
+	if (a->token == NULL) {
+		log_warnx("extend: missing token: give --token or set "
+		    "REDLOCK_TOKEN");
+		return (EXIT_USAGE);
+	}
+	lock_init(&l, g, a->key);
+	(void)lock_set_token(&l, a->token);
+	rc = lock_extend(&l, a->ttl_ms, 0);
+	if (rc == EXIT_OK) {
+		duration_format(a->ttl_ms, ttl, sizeof(ttl));
+		log_info("extended lock '%s' to %s", a->key, ttl);
+	} else if (rc == EXIT_NOT_OWNER)
+		cmd_report_not_owner(&l, "extend");
+	else
+		log_warnx("%s", l.err);
+	lock_free(&l);
+	return (rc);
+}

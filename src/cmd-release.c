@@ -1,0 +1,45 @@
+/*
+ * release KEY: give the lock up, if our token still holds it.
+ */
+
+#include <stdio.h>
+
+#include "redlock.h"
+
+static int	cmd_release_exec(struct global_opts *, struct cmd_args *);
+
+static const int cmd_release_longopts[] = { OPT_TOKEN, 0 };
+
+const struct cmd_entry cmd_release_entry = {
+	.name = "release",
+	.usage = "KEY [--token TOK]",
+	.summary = "Release the lock held by TOK (default $REDLOCK_TOKEN); "
+	    "exit 3 if TOK does not hold it.",
+	.shortopts = "",
+	.longopts = cmd_release_longopts,
+	.exec = cmd_release_exec
+};
+
+static int
+cmd_release_exec(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock	l;
+	int		rc;
+
+	if (a->token == NULL) {
+		log_warnx("release: missing token: give --token or set "
+		    "REDLOCK_TOKEN");
+		return (EXIT_USAGE);
+	}
+	lock_init(&l, g, a->key);
+	(void)lock_set_token(&l, a->token);
+	rc = lock_release(&l);
+	if (rc == EXIT_OK)
+		log_info("released lock '%s'", a->key);
+	else if (rc == EXIT_NOT_OWNER)
+		cmd_report_not_owner(&l, "release");
+	else
+		log_warnx("%s", l.err);
+	lock_free(&l);
+	return (rc);
+}

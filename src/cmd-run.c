@@ -1,0 +1,113 @@
+/*
+ * run KEY -- CMD: the main job.  Acquire, run CMD while renewing the
+ * lock, release when it ends, exit with its status.  See supervise.c.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redlock.h"
+
+/* The command line stored for `status`: enough to recognise the job. */
+#define RUN_COMMAND_SHOWN	1024
+
+static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
+static char	*cmd_run_describe(char **);
+
+static const int cmd_run_longopts[] = {
+	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
+	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
+	OPT_MIN_HOLD, OPT_SHELL_COMMAND, 0
+};
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--renew DUR] "
+	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
+	    "[--jitter DUR] [--min-hold DUR] (-- CMD [ARG...] | -c 'SHELL "
+	    "COMMAND')",
+	.summary = "Hold the lock while CMD runs, renewing it; exit with "
+	    "CMD's status.",
+	.shortopts = "t:nw:E:c:",
+	.longopts = cmd_run_longopts,
+	.takes_command = 1,
+	.exec = cmd_run_exec
+};
+
+/* argv joined by spaces, cut at RUN_COMMAND_SHOWN bytes. */
+static char *
+cmd_run_describe(char **argv)
+{
+	char	*out = xmalloc(RUN_COMMAND_SHOWN + 1);
+	size_t	 used = 0, len;
+	int	 i;
+
+	out[0] = '\0';
+	for (i = 0; argv[i] != NULL && used < RUN_COMMAND_SHOWN; i++) {
+		if (i > 0)
+			out[used++] = ' ';
+		len = strlen(argv[i]);
+		if (len > RUN_COMMAND_SHOWN - used)
+			len = RUN_COMMAND_SHOWN - used;
+		memcpy(out + used, argv[i], len);
+		used += len;
+	}
+	out[used] = '\0';
+	return (out);
+}
+
+static int
+cmd_run_exec(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock		 l;
+	struct supervise_opts	 so;
+	char			*shell_argv[4], **argv, *described, took[32];
+	int64_t			 start, jitter_ns;
+	int			 rc;
+
+	if (a->shell_command != NULL) {
+		shell_argv[0] = "/bin/sh";
+		shell_argv[1] = "-c";
+		shell_argv[2] = (char *)a->shell_command;
+		shell_argv[3] = NULL;
+		argv = shell_argv;
+	} else
+		argv = a->argv;
+	/* Spread a fleet's cron jobs that fire in the same second. */
+	if (a->jitter_ms > 0) {
+		jitter_ns = (int64_t)(token_random_u64() %
+		    (uint64_t)clock_ms_to_ns(a->jitter_ms));
+		log_info("sleeping %lldms (--jitter)",
+		    (long long)(jitter_ns / 1000000));
+		clock_sleep_ns(jitter_ns);
+	}
+	start = clock_mono_ns();
+	described = cmd_run_describe(argv);
+	lock_init(&l, g, a->key);
+	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, described);
+	free(described);
+	if (rc == EXIT_BUSY) {
+		cmd_report_busy(&l, a);
+		lock_free(&l);
+		return (a->conflict_code);
+	}
+	if (rc != EXIT_OK) {
+		log_warnx("%s", l.err);
+		lock_free(&l);
+		return (rc);
+	}
+	duration_format((clock_mono_ns() - start) / 1000000, took,
+	    sizeof(took));
+	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
+	    (long long)l.fence);
+	memset(&so, 0, sizeof(so));
+	so.renew_ms = a->renew_ms;
+	so.kill_after_ms = a->kill_after_ms;
+	so.min_hold_ms = a->min_hold_ms;
+	so.lost_signal = a->lost_signal;
+	so.lost_exit_code = a->lost_exit_code;
+	rc = supervise_run(&l, &so, argv);
+	lock_free(&l);
+	return (rc);
+}

@@ -1,0 +1,680 @@
+/*
+ * The connection layer: the only code that owns sockets.
+ *
+ * A conn is one Redis server reached by TCP or a unix socket.  It is opened
+ * lazily by the first command, non-blocking, with a deadline; AUTH and
+ * SELECT are pipelined in front of that first command so that a fresh
+ * connection costs one round trip, not three.  Commands are formatted by
+ * hiredis's redisFormatCommandArgv (binary-safe argv, never a format string
+ * built from user input) and replies parsed by its redisReader; hiredis's
+ * redisContext is not used, so the transport (and TLS under it) stays ours.
+ *
+ * conn_command_many() sends one command to several servers and waits for
+ * all of them in one poll() loop, so N servers cost one round trip, not N.
+ *
+ * After any transport failure the socket is closed and the next command
+ * reconnects: a stream in an unknown state is never reused.
+ */
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+/* Our replies are tiny; a server sending more than this is broken. */
+#define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
+
+struct conn {
+	const struct redis_url	*url;
+	struct conn_config	 conf;
+	int			 fd;
+	int			 is_ready;	/* AUTH and SELECT done */
+	redisReader		*reader;
+	struct addrinfo		*addrs;
+	struct addrinfo		*addr;		/* being tried */
+	struct addrinfo		 unix_ai;	/* unix: addr points here */
+	struct sockaddr_un	 unix_sa;
+
+	/* the request in flight */
+	char			*out;
+	size_t			 out_len;
+	size_t			 out_off;
+	int			 setup_replies;	/* AUTH/SELECT still to read */
+	int			 is_connecting;
+	int			 is_done;
+	int64_t			 deadline_ns;
+	int64_t			 cap_ns;
+	size_t			 in_bytes;
+	int			 result;
+	redisReply		*reply;
+	char			 err[512];
+};
+
+static void	 conn_fail(struct conn *, int, const char *, ...)
+		     printflike(3, 4);
+static void	 conn_append(struct conn *, int, const char **,
+		     const size_t *);
+static int	 conn_start_connect(struct conn *);
+static int	 conn_try_addr(struct conn *);
+static void	 conn_connected(struct conn *);
+static void	 conn_begin(struct conn *, int, const char **,
+		     const size_t *, int64_t);
+static void	 conn_on_writable(struct conn *);
+static void	 conn_on_readable(struct conn *);
+static void	 conn_on_reply(struct conn *, redisReply *);
+static int	 conn_classify_error(const char *, size_t);
+static void	 conn_log_command(struct conn *, int, const char **,
+		     const size_t *);
+static void	 conn_timeout_text(int64_t, char *, size_t);
+
+struct conn *
+conn_new(const struct redis_url *url, const struct conn_config *conf)
+{
+	struct conn *c = xcalloc(1, sizeof(*c));
+
+	c->url = url;
+	c->conf = *conf;
+	c->fd = -1;
+	return (c);
+}
+
+void
+conn_close(struct conn *c)
+{
+	if (c->fd != -1)
+		(void)close(c->fd);
+	c->fd = -1;
+	c->is_ready = 0;
+	c->is_connecting = 0;
+	if (c->reader != NULL)
+		redisReaderFree(c->reader);
+	c->reader = NULL;
+	if (c->addrs != NULL)
+		freeaddrinfo(c->addrs);
+	c->addrs = c->addr = NULL;
+}
+
+void
+conn_free(struct conn *c)
+{
+	if (c == NULL)
+		return;
+	conn_close(c);
+	free(c->out);
+	if (c->reply != NULL)
+		freeReplyObject(c->reply);
+	free(c);
+}
+
+const char *
+conn_error(const struct conn *c)
+{
+	return (c->err);
+}
+
+const char *
+conn_display(const struct conn *c)
+{
+	return (c->url->display);
+}
+
+/* How a conn_result reads as an exit status. */
+int
+conn_exit_code(int result)
+{
+	switch (result) {
+	case CONN_OK:
+		return (EXIT_OK);
+	case CONN_AUTH:
+		return (EXIT_NOPERM);
+	case CONN_UNAVAILABLE:
+	case CONN_TRANSIENT:
+		return (EXIT_UNAVAILABLE);
+	default:
+		return (EXIT_PROTOCOL);
+	}
+}
+
+/* Record a failure; transport failures also close the socket. */
+static void
+conn_fail(struct conn *c, int result, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	c->result = result;
+	c->is_done = 1;
+	if (result == CONN_UNAVAILABLE || result == CONN_PROTOCOL ||
+	    result == CONN_AUTH)
+		conn_close(c);
+}
+
+static void
+conn_timeout_text(int64_t ms, char *buf, size_t len)
+{
+	duration_format(ms, buf, len);
+}
+
+/* Append one formatted command to the output buffer. */
+static void
+conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
+{
+	char		*cmd = NULL;
+	long long	 n;
+
+	/* Returns int in hiredis 0.14 and long long in 1.x. */
+	n = redisFormatCommandArgv(&cmd, argc, argv, lens);
+	if (n < 0 || cmd == NULL)
+		fatalx(EXIT_UNAVAILABLE, "out of memory");
+	c->out = xreallocarray(c->out, c->out_len + (size_t)n, 1);
+	memcpy(c->out + c->out_len, cmd, (size_t)n);
+	c->out_len += (size_t)n;
+	redisFreeCommand(cmd);
+}
+
+static void
+conn_log_command(struct conn *c, int argc, const char **argv,
+    const size_t *lens)
+{
+	char	 line[1024], arg[128];
+	size_t	 used = 0;
+	int	 i, n;
+
+	if (log_verbosity < 2)
+		return;
+	line[0] = '\0';
+	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
+		/* Script bodies are long and secret-free; show their start. */
+		log_sanitize(arg, lens[i] > 40 && i == 1 &&
+		    strcasecmp(argv[0], "EVAL") == 0 ? 44 : sizeof(arg),
+		    argv[i], lens[i]);
+		n = snprintf(line + used, sizeof(line) - used, "%s%s",
+		    i ? " " : "", arg);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	log_debug("%s: > %s", c->url->display, line);
+}
+
+/* Open the socket and start a non-blocking connect to the next address. */
+static int
+conn_try_addr(struct conn *c)
+{
+	int one = 1;
+
+	for (; c->addr != NULL; c->addr = c->addr->ai_next) {
+		c->fd = socket(c->addr->ai_family, c->addr->ai_socktype |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, c->addr->ai_protocol);
+		if (c->fd == -1)
+			continue;
+		if (c->url->kind == URL_TCP &&
+		    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one)) == -1) {
+			(void)close(c->fd);
+			c->fd = -1;
+			continue;
+		}
+		if (connect(c->fd, c->addr->ai_addr, c->addr->ai_addrlen) ==
+		    0) {
+			conn_connected(c);
+			return (0);
+		}
+		if (errno == EINPROGRESS || errno == EAGAIN) {
+			c->is_connecting = 1;
+			return (0);
+		}
+		(void)snprintf(c->err, sizeof(c->err),
+		    "cannot connect to %s: %s", c->url->display,
+		    strerror(errno));
+		(void)close(c->fd);
+		c->fd = -1;
+	}
+	return (-1);
+}
+
+static int
+conn_start_connect(struct conn *c)
+{
+	struct addrinfo		 hints;
+	char			 port[16];
+	int			 rc;
+
+	c->err[0] = '\0';
+	if (c->url->kind == URL_UNIX) {
+		if (strlen(c->url->path) >= sizeof(c->unix_sa.sun_path)) {
+			conn_fail(c, CONN_UNAVAILABLE,
+			    "cannot connect to %s: socket path too long",
+			    c->url->display);
+			return (-1);
+		}
+		memset(&c->unix_sa, 0, sizeof(c->unix_sa));
+		c->unix_sa.sun_family = AF_UNIX;
+		memcpy(c->unix_sa.sun_path, c->url->path,
+		    strlen(c->url->path) + 1);
+		memset(&c->unix_ai, 0, sizeof(c->unix_ai));
+		c->unix_ai.ai_family = AF_UNIX;
+		c->unix_ai.ai_socktype = SOCK_STREAM;
+		c->unix_ai.ai_addr = (struct sockaddr *)&c->unix_sa;
+		c->unix_ai.ai_addrlen = sizeof(c->unix_sa);
+		c->addr = &c->unix_ai;
+	} else {
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		(void)snprintf(port, sizeof(port), "%d", c->url->port);
+		rc = getaddrinfo(c->url->host, port, &hints, &c->addrs);
+		if (rc != 0) {
+			c->addrs = NULL;
+			conn_fail(c, CONN_UNAVAILABLE,
+			    "cannot connect to %s: cannot resolve host: %s",
+			    c->url->display, gai_strerror(rc));
+			return (-1);
+		}
+		c->addr = c->addrs;
+	}
+	if (conn_try_addr(c) == -1) {
+		char msg[sizeof(c->err)];
+
+		(void)snprintf(msg, sizeof(msg), "%s", c->err[0] ? c->err :
+		    "cannot connect");
+		conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+conn_connected(struct conn *c)
+{
+	int64_t now = clock_mono_ns();
+
+	c->is_connecting = 0;
+	if (c->addrs != NULL)
+		freeaddrinfo(c->addrs);
+	c->addrs = c->addr = NULL;
+	/* From now on the I/O timeout bounds the exchange. */
+	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms);
+	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
+		c->deadline_ns = c->cap_ns;
+}
+
+/* Queue the command (behind AUTH/SELECT on a new connection) and start. */
+static void
+conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t cap_ns)
+{
+	const char	*password;
+	const char	*av[3];
+	size_t		 al[3];
+	char		 db[16];
+	int64_t		 now = clock_mono_ns();
+
+	c->out_len = c->out_off = 0;
+	c->setup_replies = 0;
+	c->is_done = 0;
+	c->in_bytes = 0;
+	c->result = CONN_OK;
+	c->err[0] = '\0';
+	if (c->reply != NULL)
+		freeReplyObject(c->reply);
+	c->reply = NULL;
+	c->cap_ns = cap_ns;
+
+	if (c->fd == -1) {
+		c->deadline_ns = now +
+		    clock_ms_to_ns(c->conf.connect_timeout_ms);
+		if (cap_ns > 0 && cap_ns < c->deadline_ns)
+			c->deadline_ns = cap_ns;
+		password = c->url->password != NULL ? c->url->password :
+		    c->conf.password;
+		if (password != NULL) {
+			int n = 0;
+
+			av[n] = "AUTH";
+			al[n++] = 4;
+			if (c->url->user != NULL) {
+				av[n] = c->url->user;
+				al[n] = strlen(c->url->user);
+				n++;
+			}
+			av[n] = password;
+			al[n] = strlen(password);
+			n++;
+			conn_append(c, n, av, al);
+			log_debug("%s: > AUTH%s%s ***", c->url->display,
+			    c->url->user != NULL ? " " : "",
+			    c->url->user != NULL ? c->url->user : "");
+			c->setup_replies++;
+		}
+		if (c->url->db != 0) {
+			(void)snprintf(db, sizeof(db), "%d", c->url->db);
+			av[0] = "SELECT";
+			al[0] = 6;
+			av[1] = db;
+			al[1] = strlen(db);
+			conn_append(c, 2, av, al);
+			log_debug("%s: > SELECT %s", c->url->display, db);
+			c->setup_replies++;
+		}
+		if ((c->reader = redisReaderCreate()) == NULL)
+			fatalx(EXIT_UNAVAILABLE, "out of memory");
+		conn_append(c, argc, argv, lens);
+		conn_log_command(c, argc, argv, lens);
+		(void)conn_start_connect(c);
+		return;
+	}
+	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms);
+	if (cap_ns > 0 && cap_ns < c->deadline_ns)
+		c->deadline_ns = cap_ns;
+	conn_append(c, argc, argv, lens);
+	conn_log_command(c, argc, argv, lens);
+}
+
+static void
+conn_on_writable(struct conn *c)
+{
+	ssize_t		n;
+	int		soerr = 0;
+	socklen_t	len = sizeof(soerr);
+
+	if (c->is_connecting) {
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) ==
+		    -1)
+			soerr = errno;
+		if (soerr != 0) {
+			(void)snprintf(c->err, sizeof(c->err),
+			    "cannot connect to %s: %s", c->url->display,
+			    strerror(soerr));
+			(void)close(c->fd);
+			c->fd = -1;
+			c->addr = c->addr->ai_next;
+			if (conn_try_addr(c) == -1) {
+				char msg[sizeof(c->err)];
+
+				memcpy(msg, c->err, sizeof(msg));
+				conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
+			}
+			return;
+		}
+		conn_connected(c);
+	}
+	while (c->out_off < c->out_len) {
+		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			conn_fail(c, CONN_UNAVAILABLE, "%s: write failed: %s",
+			    c->url->display, strerror(errno));
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+}
+
+static void
+conn_on_readable(struct conn *c)
+{
+	char	 buf[16384];
+	void	*r;
+	ssize_t	 n;
+
+	for (;;) {
+		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			conn_fail(c, CONN_UNAVAILABLE, "%s: read failed: %s",
+			    c->url->display, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			conn_fail(c, CONN_UNAVAILABLE,
+			    "%s: connection closed by the server",
+			    c->url->display);
+			return;
+		}
+		c->in_bytes += (size_t)n;
+		if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
+			conn_fail(c, CONN_PROTOCOL,
+			    "%s: protocol error: reply too large",
+			    c->url->display);
+			return;
+		}
+		if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+			fatalx(EXIT_UNAVAILABLE, "out of memory");
+		for (;;) {
+			r = NULL;
+			if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+				char text[128];
+
+				log_sanitize(text, sizeof(text),
+				    c->reader->errstr,
+				    strlen(c->reader->errstr));
+				conn_fail(c, CONN_PROTOCOL,
+				    "%s: protocol error: %s",
+				    c->url->display, text);
+				return;
+			}
+			if (r == NULL)
+				break;
+			conn_on_reply(c, r);
+			if (c->is_done)
+				return;
+		}
+	}
+}
+
+/* Map an error reply's first word to a conn_result. */
+static int
+conn_classify_error(const char *s, size_t len)
+{
+	static const struct {
+		const char	*word;
+		int		 result;
+	} words[] = {
+		{ "NOAUTH", CONN_AUTH },
+		{ "WRONGPASS", CONN_AUTH },
+		{ "NOPERM", CONN_AUTH },
+		{ "NOSCRIPT", CONN_NOSCRIPT },
+		{ "LOADING", CONN_TRANSIENT },
+		{ "BUSY", CONN_TRANSIENT },
+		{ "TRYAGAIN", CONN_TRANSIENT },
+		{ "MASTERDOWN", CONN_TRANSIENT },
+		{ "MOVED", CONN_REDIRECT },
+		{ "ASK", CONN_REDIRECT },
+		{ NULL, 0 }
+	};
+	size_t	 wl, i;
+
+	for (i = 0; words[i].word != NULL; i++) {
+		wl = strlen(words[i].word);
+		if (len >= wl && memcmp(s, words[i].word, wl) == 0 &&
+		    (len == wl || s[wl] == ' '))
+			return (words[i].result);
+	}
+	return (CONN_SERVER_ERROR);
+}
+
+static void
+conn_on_reply(struct conn *c, redisReply *r)
+{
+	char	text[256];
+	int	result;
+
+	if (r->type == REDIS_REPLY_ERROR)
+		log_sanitize(text, sizeof(text), r->str, r->len);
+	if (c->setup_replies > 0) {
+		c->setup_replies--;
+		if (r->type == REDIS_REPLY_ERROR) {
+			result = conn_classify_error(r->str, r->len);
+			freeReplyObject(r);
+			if (result == CONN_AUTH)
+				conn_fail(c, CONN_AUTH,
+				    "%s: authentication failed: %s",
+				    c->url->display, text);
+			else
+				/* AUTH or SELECT refused: not usable. */
+				conn_fail(c, CONN_PROTOCOL, "%s: %s",
+				    c->url->display, text);
+			return;
+		}
+		freeReplyObject(r);
+		if (c->setup_replies == 0)
+			c->is_ready = 1;
+		return;
+	}
+	c->is_ready = 1;
+	if (r->type == REDIS_REPLY_ERROR) {
+		result = conn_classify_error(r->str, r->len);
+		freeReplyObject(r);
+		if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
+			conn_fail(c, result, "%s: permission denied: %s",
+			    c->url->display, text);
+		else if (result == CONN_AUTH)
+			conn_fail(c, result,
+			    "%s: authentication required: %s",
+			    c->url->display, text);
+		else
+			conn_fail(c, result, "%s: %s", c->url->display, text);
+		return;
+	}
+	if (log_verbosity >= 2) {
+		if (r->type == REDIS_REPLY_INTEGER)
+			log_debug("%s: < %lld", c->url->display, r->integer);
+		else if (r->type == REDIS_REPLY_ARRAY)
+			log_debug("%s: < (array of %zu)", c->url->display,
+			    (size_t)r->elements);
+		else if (r->type == REDIS_REPLY_NIL)
+			log_debug("%s: < (nil)", c->url->display);
+		else if (r->type == REDIS_REPLY_STRING ||
+		    r->type == REDIS_REPLY_STATUS) {
+			log_sanitize(text, sizeof(text), r->str, r->len);
+			log_debug("%s: < %s", c->url->display, text);
+		}
+	}
+	c->reply = r;
+	c->result = CONN_OK;
+	c->is_done = 1;
+}
+
+/*
+ * Send the same command to n servers at once and wait for every reply,
+ * each bounded by its own connect and I/O timeouts and by cap_ns (an
+ * absolute CLOCK_MONOTONIC deadline, 0 for none).  replies[i] gets the
+ * reply (caller frees) or NULL; results[i] a conn_result, with the message
+ * in conn_error(cs[i]).
+ */
+void
+conn_command_many(struct conn **cs, size_t n, int argc, const char **argv,
+    const size_t *lens, int64_t cap_ns, redisReply **replies, int *results)
+{
+	struct pollfd	*pfd;
+	size_t		 i, active;
+	int64_t		 now, wait_ns, ms;
+	char		 tbuf[32];
+	int		 rc;
+
+	pfd = xcalloc(n, sizeof(*pfd));
+	for (i = 0; i < n; i++) {
+		conn_begin(cs[i], argc, argv, lens, cap_ns);
+		/* Push what we can now: the common case is done in one go. */
+		if (!cs[i]->is_done && !cs[i]->is_connecting)
+			conn_on_writable(cs[i]);
+	}
+	for (;;) {
+		now = clock_mono_ns();
+		wait_ns = -1;
+		active = 0;
+		for (i = 0; i < n; i++) {
+			struct conn *c = cs[i];
+
+			pfd[i].fd = -1;
+			pfd[i].events = 0;
+			pfd[i].revents = 0;
+			if (c->is_done)
+				continue;
+			if (now >= c->deadline_ns) {
+				if (c->is_connecting) {
+					ms = c->conf.connect_timeout_ms;
+					conn_timeout_text(ms, tbuf,
+					    sizeof(tbuf));
+					conn_fail(c, CONN_UNAVAILABLE,
+					    "cannot connect to %s: timed out "
+					    "after %s", c->url->display, tbuf);
+				} else {
+					ms = c->conf.io_timeout_ms;
+					conn_timeout_text(ms, tbuf,
+					    sizeof(tbuf));
+					conn_fail(c, CONN_UNAVAILABLE,
+					    "%s: no reply within %s",
+					    c->url->display, tbuf);
+				}
+				continue;
+			}
+			pfd[i].fd = c->fd;
+			pfd[i].events = c->is_connecting ||
+			    c->out_off < c->out_len ? POLLOUT : POLLIN;
+			if (!c->is_connecting)
+				pfd[i].events |= POLLIN;
+			if (wait_ns == -1 || c->deadline_ns - now < wait_ns)
+				wait_ns = c->deadline_ns - now;
+			active++;
+		}
+		if (active == 0)
+			break;
+		/* Round up so that we never wake just before a deadline. */
+		rc = poll(pfd, n, (int)((wait_ns + 999999) / 1000000));
+		if (rc == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal(EXIT_UNAVAILABLE, "poll");
+		}
+		for (i = 0; i < n; i++) {
+			struct conn *c = cs[i];
+
+			if (pfd[i].fd == -1 || pfd[i].revents == 0)
+				continue;
+			if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP) &&
+			    (c->is_connecting || c->out_off < c->out_len))
+				conn_on_writable(c);
+			if (!c->is_done && !c->is_connecting &&
+			    c->fd != -1 &&
+			    pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+				conn_on_readable(c);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		replies[i] = cs[i]->reply;
+		cs[i]->reply = NULL;
+		results[i] = cs[i]->result;
+	}
+	free(pfd);
+}
+
+/* One command to one server; see conn_command_many(). */
+int
+conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t cap_ns, redisReply **reply)
+{
+	int result;
+
+	conn_command_many(&c, 1, argc, argv, lens, cap_ns, reply, &result);
+	return (result);
+}

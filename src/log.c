@@ -1,0 +1,161 @@
+/*
+ * Messages.  Every line starts "redlock-cli: " and goes to stderr, and with
+ * --syslog also to syslog(3) with the pid (cron mails stderr; syslog keeps
+ * it).  Passwords never reach this file: URLs are printed through their
+ * redacted display form, and server text goes through log_sanitize().
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "redlock.h"
+
+int		 log_verbosity;
+static int	 log_to_syslog;
+
+static void	 log_vline(int, const char *, const char *, va_list)
+		     printflike(3, 0);
+
+void
+log_open_syslog(void)
+{
+	openlog(PROGNAME, LOG_PID, LOG_USER);
+	log_to_syslog = 1;
+}
+
+static void
+log_vline(int prio, const char *suffix, const char *fmt, va_list ap)
+{
+	char	 buf[2048];
+	int	 n;
+
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		(void)snprintf(buf, sizeof(buf), "(unprintable message)");
+	/* A long message is cut, never overflowed. */
+	if (suffix != NULL)
+		(void)fprintf(stderr, "%s: %s: %s\n", PROGNAME, buf, suffix);
+	else
+		(void)fprintf(stderr, "%s: %s\n", PROGNAME, buf);
+	if (log_to_syslog) {
+		if (suffix != NULL)
+			syslog(prio, "%s: %s", buf, suffix);
+		else
+			syslog(prio, "%s", buf);
+	}
+}
+
+/* An error, with strerror(errno) appended. */
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 saved = errno;
+
+	va_start(ap, fmt);
+	log_vline(LOG_ERR, strerror(saved), fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+/* An error. */
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(LOG_ERR, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* "The lock is busy": an expected outcome, silenced by -q. */
+void
+log_busy(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	log_vline(LOG_NOTICE, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* What was done and how long it took: -v. */
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	log_vline(LOG_INFO, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* Each Redis command: -v -v.  Callers pass no secrets. */
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbosity < 2)
+		return;
+	va_start(ap, fmt);
+	log_vline(LOG_DEBUG, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+fatal(int code, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 saved = errno;
+
+	va_start(ap, fmt);
+	log_vline(LOG_ERR, strerror(saved), fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void
+fatalx(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(LOG_ERR, NULL, fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+/*
+ * Copy text that came from a server or a user into dst for printing:
+ * bounded, NUL-terminated, control characters shown as '?', so a hostile
+ * server cannot forge log lines or move the terminal cursor.
+ */
+void
+log_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	size_t i, j = 0;
+
+	if (dstlen == 0)
+		return;
+	for (i = 0; i < srclen && j + 1 < dstlen; i++) {
+		unsigned char ch = (unsigned char)src[i];
+
+		dst[j++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+	}
+	if (i < srclen && dstlen > 4 && j + 1 >= dstlen) {
+		j = dstlen - 4;
+		memcpy(dst + j, "...", 3);
+		j += 3;
+	}
+	dst[j] = '\0';
+}

@@ -1,0 +1,296 @@
+/*
+ * redlock-cli: a distributed lock for shell scripts, on Redis.
+ *
+ * The one project header.  Each section below is the public interface of
+ * one source file; everything not declared here is static in its file.
+ */
+
+#ifndef REDLOCK_H
+#define REDLOCK_H
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sysexits.h>
+
+#define PROGNAME	"redlock-cli"
+#ifndef VERSION
+#define VERSION		"0.1.0"
+#endif
+
+#define printflike(a, b) __attribute__((format(printf, a, b)))
+#define deadfn __attribute__((noreturn))
+
+/* Exit status, as in the contract.  Never a bare number in return or exit. */
+enum exit_code {
+	EXIT_OK = EX_OK,
+	EXIT_BUSY = 1,
+	EXIT_NOT_OWNER = 3,
+	EXIT_USAGE = EX_USAGE,			/* 64 */
+	EXIT_UNAVAILABLE = EX_UNAVAILABLE,	/* 69 */
+	EXIT_LOST = EX_TEMPFAIL,		/* 75 */
+	EXIT_PROTOCOL = EX_PROTOCOL,		/* 76 */
+	EXIT_NOPERM = EX_NOPERM,		/* 77 */
+	EXIT_NOEXEC = 126,
+	EXIT_NOTFOUND = 127,
+	EXIT_SIGNAL_BASE = 128
+};
+
+#define DEFAULT_TTL_MS		30000
+#define DEFAULT_TIMEOUT_MS	1000
+#define DEFAULT_URL		"redis://127.0.0.1:6379"
+#define TOKEN_HEX_LEN		32	/* 128 random bits */
+#define WAIT_FOREVER		(-1)
+
+/* url.c */
+enum url_kind {
+	URL_TCP,
+	URL_UNIX
+};
+struct redis_url {
+	enum url_kind	 kind;
+	char		*host;		/* URL_TCP, brackets stripped */
+	int		 port;
+	char		*path;		/* URL_UNIX */
+	char		*user;		/* ACL user, or NULL */
+	char		*password;	/* NULL if none */
+	int		 db;
+	char		*display;	/* for messages: password as *** */
+};
+int	 url_parse(const char *, struct redis_url *, const char **);
+void	 url_free(struct redis_url *);
+char	*url_redact(const char *);
+
+/* duration.c */
+int	 duration_parse(const char *, int64_t *, const char **);
+void	 duration_format(int64_t, char *, size_t);
+
+/* clock.c */
+int64_t	 clock_mono_ns(void);
+int64_t	 clock_wall_ms(void);
+void	 clock_sleep_ns(int64_t);
+int64_t	 clock_ms_to_ns(int64_t);
+
+/* token.c */
+int	 token_new(char [TOKEN_HEX_LEN + 1]);
+uint64_t token_random_u64(void);
+
+/* sha1.c */
+void	 sha1_hex(const void *, size_t, char [41]);
+
+/* log.c */
+extern int log_verbosity;	/* -1 quiet, 0 normal, 1.. verbose */
+void	 log_open_syslog(void);
+void	 log_warn(const char *, ...) printflike(1, 2);
+void	 log_warnx(const char *, ...) printflike(1, 2);
+void	 log_info(const char *, ...) printflike(1, 2);
+void	 log_debug(const char *, ...) printflike(1, 2);
+void	 log_busy(const char *, ...) printflike(1, 2);
+deadfn void fatal(int, const char *, ...) printflike(2, 3);
+deadfn void fatalx(int, const char *, ...) printflike(2, 3);
+void	 log_sanitize(char *, size_t, const char *, size_t);
+
+/* xmalloc.c */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xasprintf(const char *, ...) printflike(1, 2);
+void	 freezero_str(char *);
+
+/* options shared by every command: connection, logging */
+struct global_opts {
+	char		**url_strings;	/* as given by -u, in order */
+	size_t		  nurl_strings;
+	struct redis_url *urls;		/* parsed from the above or env */
+	size_t		  nurls;
+	char		 *password;	/* --password-file or env, owned */
+	const char	 *password_file;
+	int		  no_auth_warning;
+	int64_t		  connect_timeout_ms;
+	int64_t		  io_timeout_ms;
+	const char	 *prefix;
+	int		  quiet;
+	int		  verbose;
+	int		  use_syslog;
+};
+
+/* what one command was asked to do; each verb uses the fields it accepts */
+struct cmd_args {
+	const char	 *key;
+	int64_t		  ttl_ms;
+	int64_t		  wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
+	int		  conflict_code;
+	const char	 *token;
+	int		  json;
+	int64_t		  renew_ms;	/* 0 = ttl/3 */
+	int64_t		  kill_after_ms;	/* 0 = at the lock's expiry */
+	int64_t		  jitter_ms;
+	int64_t		  min_hold_ms;
+	int		  lost_signal;
+	int		  lost_exit_code;
+	const char	 *shell_command;	/* run -c */
+	char		**argv;		/* run -- CMD... */
+	int		  argc;
+};
+
+/* cmd.c */
+struct cmd_entry {
+	const char		*name;
+	const char		*usage;		/* after "redlock-cli NAME " */
+	const char		*summary;
+	const char		*shortopts;	/* the verb's own, without globals */
+	const int		*longopts;	/* ids from enum cmd_option, 0-ended */
+	int			 takes_command;	/* run: CMD after -- or -c */
+	int			(*exec)(struct global_opts *, struct cmd_args *);
+};
+enum cmd_option {
+	OPT_URL = 'u',
+	OPT_QUIET = 'q',
+	OPT_VERBOSE = 'v',
+	OPT_HELP = 'h',
+	OPT_VERSION = 'V',
+	OPT_TTL = 't',
+	OPT_NONBLOCK = 'n',
+	OPT_WAIT = 'w',
+	OPT_CONFLICT_CODE = 'E',
+	OPT_SHELL_COMMAND = 'c',
+	OPT_TOKEN = 256,
+	OPT_JSON,
+	OPT_RENEW,
+	OPT_LOST_SIGNAL,
+	OPT_KILL_AFTER,
+	OPT_LOST_EXIT_CODE,
+	OPT_JITTER,
+	OPT_MIN_HOLD,
+	OPT_PASSWORD_FILE,
+	OPT_NO_AUTH_WARNING,
+	OPT_CONNECT_TIMEOUT,
+	OPT_IO_TIMEOUT,
+	OPT_PREFIX,
+	OPT_SYSLOG
+};
+const struct cmd_entry *cmd_find(const char *);
+int	 cmd_parse_globals(int, char **, struct global_opts *);
+int	 cmd_parse(const struct cmd_entry *, int, char **, struct global_opts *,
+	     struct cmd_args *);
+int	 cmd_setup_globals(struct global_opts *);
+void	 cmd_free_globals(struct global_opts *);
+void	 cmd_print_usage(int);
+void	 cmd_print_help(const struct cmd_entry *, int);
+int	 cmd_help(const char *);
+struct lock;
+void	 cmd_report_busy(const struct lock *, const struct cmd_args *);
+void	 cmd_report_not_owner(const struct lock *, const char *);
+int	 cmd_flush_stdout(void);
+
+/* signame.c */
+int	 signame_parse(const char *);
+const char *signame_name(int);
+
+/* conn.c: the only owner of sockets */
+enum conn_result {
+	CONN_OK = 0,		/* a reply that is not an error reply */
+	CONN_UNAVAILABLE,	/* cannot connect, I/O error, EOF, timeout */
+	CONN_AUTH,		/* NOAUTH, WRONGPASS, NOPERM */
+	CONN_NOSCRIPT,		/* EVALSHA of a script the server lacks */
+	CONN_TRANSIENT,		/* LOADING, BUSY, TRYAGAIN, MASTERDOWN */
+	CONN_REDIRECT,		/* MOVED, ASK */
+	CONN_SERVER_ERROR,	/* another error reply, e.g. WRONGTYPE, OOM */
+	CONN_PROTOCOL		/* the bytes were not RESP, or too large */
+};
+struct conn_config {
+	int64_t		 connect_timeout_ms;
+	int64_t		 io_timeout_ms;
+	const char	*password;	/* overrides the URL's when set */
+};
+struct conn;
+struct conn *conn_new(const struct redis_url *, const struct conn_config *);
+void	 conn_free(struct conn *);
+void	 conn_close(struct conn *);
+const char *conn_error(const struct conn *);
+const char *conn_display(const struct conn *);
+int	 conn_exit_code(int);
+struct redisReply;
+int	 conn_command(struct conn *, int, const char **, const size_t *,
+	     int64_t, struct redisReply **);
+void	 conn_command_many(struct conn **, size_t, int, const char **,
+	     const size_t *, int64_t, struct redisReply **, int *);
+
+/* scripts.c */
+struct script;
+extern struct script script_acquire;
+extern struct script script_release;
+extern struct script script_extend;
+extern struct script script_status;
+int	 script_call(struct conn *, struct script *, int, int, const char **,
+	     const size_t *, int64_t, struct redisReply **);
+
+/* lock.c: the protocol, on top of conn.c and scripts.c */
+enum lock_not_owner {
+	LOCK_GONE = 1,		/* the key no longer exists: expired */
+	LOCK_OTHER		/* someone else holds it now */
+};
+struct lock_holder {
+	int		 held;
+	int		 ours;
+	char		*token;
+	int64_t		 ttl_ms;
+	int64_t		 fence;		/* -1 when unknown (foreign client) */
+	char		*host;
+	int64_t		 pid;
+	char		*command;
+	int64_t		 since_ms;	/* wall clock, 0 when unknown */
+};
+struct lock {
+	const struct global_opts *opts;
+	struct conn_config conf;
+	struct conn	*conn;
+	char		*user_key;	/* KEY as given */
+	char		*key;		/* PREFIX KEY: the lock itself */
+	size_t		 key_len;
+	char		*fence_key;	/* companions, same Cluster slot */
+	size_t		 fence_key_len;
+	char		*meta_key;
+	size_t		 meta_key_len;
+	char		*token;		/* ours: generated or given */
+	int64_t		 ttl_ms;
+	int64_t		 fence;
+	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
+	int64_t		 valid_until_ns;	/* our view of the expiry */
+	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
+	int		 not_owner;	/* enum lock_not_owner */
+	char		 err[512];	/* the last failure, for the caller */
+};
+void	 lock_init(struct lock *, const struct global_opts *, const char *);
+void	 lock_free(struct lock *);
+int	 lock_set_token(struct lock *, const char *);
+int	 lock_acquire(struct lock *, int64_t, int64_t, const char *);
+int	 lock_release(struct lock *);
+int	 lock_extend(struct lock *, int64_t, int64_t);
+int	 lock_status(struct lock *, struct lock_holder *);
+void	 lock_holder_free(struct lock_holder *);
+int64_t	 lock_drift_ms(int64_t);
+char	*lock_companion_key(const char *, size_t, const char *, size_t *);
+
+/* keyslot.c */
+unsigned int keyslot(const char *, size_t);
+
+/* supervise.c */
+struct supervise_opts {
+	int64_t		 renew_ms;
+	int64_t		 kill_after_ms;
+	int64_t		 min_hold_ms;
+	int		 lost_signal;
+	int		 lost_exit_code;
+};
+int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
+
+void	 supervise_ignore_sigpipe(void);
+void	 supervise_restore_sigpipe(void);
+
+/* json.c */
+void	 json_string(const char *);
+
+#endif /* REDLOCK_H */

@@ -1,0 +1,355 @@
+/*
+ * Supervising run's command while the lock is held: fork/exec, renewal on
+ * a CLOCK_MONOTONIC schedule, signal forwarding, reaping, and the answer to
+ * a lost lock.
+ *
+ * The design follows tini: the signals we care about are blocked and
+ * collected with sigtimedwait(), whose timeout is the next renewal or
+ * deadline, so there are no asynchronous handlers and no self-pipe.
+ *
+ * Process groups: the command gets a process group of its own, so that a
+ * lost lock can stop everything it started (a shell's pipeline included).
+ * When we were started in the terminal's foreground, that group becomes the
+ * foreground group: Ctrl-C then reaches the command exactly once, straight
+ * from the terminal, and not a second time through us.  Signals sent to
+ * our pid (kill, systemd, CI runners) are forwarded to the command's pid.
+ */
+
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redlock.h"
+
+static struct sigaction	 supervise_old_sigpipe;
+static int		 supervise_have_old_sigpipe;
+
+static const int supervise_forwarded[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0
+};
+
+struct supervisor {
+	struct lock			*lock;
+	const struct supervise_opts	*opts;
+	pid_t				 child;
+	int				 tty_fd;	/* -1 if not handed */
+	int64_t				 renew_ns;
+	int64_t				 retry_ns;
+	int64_t				 margin_ns;
+	int64_t				 next_renew_ns;
+	int64_t				 last_ok_ns;
+	int				 is_lost;
+	int				 lost_not_owner;
+	int				 is_killed;
+	int64_t				 kill_at_ns;
+	char				 last_error[512];
+};
+
+deadfn static void supervise_child(struct supervisor *, char **,
+		     const sigset_t *, pid_t);
+static void	 supervise_renew(struct supervisor *, int64_t);
+static void	 supervise_lose(struct supervisor *, const char *);
+static void	 supervise_finish(struct supervisor *);
+static int	 supervise_status_code(int);
+
+void
+supervise_ignore_sigpipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigemptyset(&sa.sa_mask) == 0 &&
+	    sigaction(SIGPIPE, &sa, &supervise_old_sigpipe) == 0)
+		supervise_have_old_sigpipe = 1;
+}
+
+void
+supervise_restore_sigpipe(void)
+{
+	if (supervise_have_old_sigpipe)
+		(void)sigaction(SIGPIPE, &supervise_old_sigpipe, NULL);
+}
+
+/*
+ * In the child, between fork and exec.  Only _exit() from here: returning
+ * or exit() would run the parent's atexit and stdio cleanup twice.
+ */
+static void
+supervise_child(struct supervisor *s, char **argv, const sigset_t *old_mask,
+    pid_t parent)
+{
+	char	num[32];
+	int	code;
+
+	(void)setpgid(0, 0);
+	/* SIGTTOU is blocked here, so a background group may take the tty. */
+	if (s->tty_fd != -1)
+		(void)tcsetpgrp(s->tty_fd, getpid());
+	/* If we die, so does the command: no unsupervised lock holder. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		_exit(EXIT_LOST);
+	supervise_restore_sigpipe();
+	if (sigprocmask(SIG_SETMASK, old_mask, NULL) == -1)
+		_exit(EXIT_NOEXEC);
+	if (setenv("REDLOCK_KEY", s->lock->user_key, 1) == -1 ||
+	    setenv("REDLOCK_TOKEN", s->lock->token, 1) == -1)
+		_exit(EXIT_NOEXEC);
+	(void)snprintf(num, sizeof(num), "%lld", (long long)s->lock->fence);
+	if (setenv("REDLOCK_FENCE", num, 1) == -1)
+		_exit(EXIT_NOEXEC);
+	(void)snprintf(num, sizeof(num), "%lld", (long long)s->lock->ttl_ms);
+	if (setenv("REDLOCK_TTL_MS", num, 1) == -1)
+		_exit(EXIT_NOEXEC);
+	execvp(argv[0], argv);
+	code = errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	if (errno == ENOENT)
+		log_warnx("%s: command not found", argv[0]);
+	else
+		log_warn("%s", argv[0]);
+	(void)fflush(stderr);
+	_exit(code);
+}
+
+/* Exit status of run for a child's wait status, as a shell reports it. */
+static int
+supervise_status_code(int status)
+{
+	if (WIFEXITED(status))
+		return (WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return (EXIT_SIGNAL_BASE + WTERMSIG(status));
+	return (EXIT_UNAVAILABLE);
+}
+
+/*
+ * The lock is gone or about to be: tell the command now, while the lock is
+ * still ours for margin_ns, and kill it when the lock expires (or after
+ * --kill-after, if sooner).  The message says why and when we last knew.
+ */
+static void
+supervise_lose(struct supervisor *s, const char *why)
+{
+	char	ago[32];
+	int64_t	now = clock_mono_ns(), kill_at;
+
+	s->is_lost = 1;
+	duration_format((now - s->last_ok_ns) / 1000000, ago, sizeof(ago));
+	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
+	    "to the command", s->lock->user_key, why, ago,
+	    signame_name(s->opts->lost_signal));
+	if (kill(-s->child, s->opts->lost_signal) == -1 && errno == ESRCH)
+		(void)kill(s->child, s->opts->lost_signal);
+	kill_at = s->lock->valid_until_ns;
+	if (s->opts->kill_after_ms > 0 &&
+	    now + clock_ms_to_ns(s->opts->kill_after_ms) < kill_at)
+		kill_at = now + clock_ms_to_ns(s->opts->kill_after_ms);
+	if (kill_at < now)
+		kill_at = now;
+	s->kill_at_ns = kill_at;
+}
+
+/* One renewal: extend to the full TTL, bounded by the validity left. */
+static void
+supervise_renew(struct supervisor *s, int64_t now)
+{
+	char	why[700];
+	int	rc;
+
+	rc = lock_extend(s->lock, s->lock->ttl_ms,
+	    s->lock->valid_until_ns - s->margin_ns);
+	if (rc == EXIT_OK) {
+		s->last_ok_ns = now;
+		s->next_renew_ns = now + s->renew_ns;
+		log_debug("renewed lock '%s'", s->lock->user_key);
+		return;
+	}
+	if (rc == EXIT_NOT_OWNER) {
+		s->lost_not_owner = 1;
+		supervise_lose(s, s->lock->not_owner == LOCK_OTHER ?
+		    "another owner holds it" : "it expired in Redis");
+		return;
+	}
+	(void)snprintf(s->last_error, sizeof(s->last_error), "%s",
+	    s->lock->err);
+	log_info("renewal of lock '%s' failed, retrying: %s",
+	    s->lock->user_key, s->lock->err);
+	s->next_renew_ns = clock_mono_ns() + s->retry_ns;
+	if (clock_mono_ns() >= s->lock->valid_until_ns - s->margin_ns) {
+		(void)snprintf(why, sizeof(why), "renewal failed: %s",
+		    s->last_error);
+		supervise_lose(s, why);
+	}
+}
+
+/* After the command is reaped: release (or keep for --min-hold). */
+static void
+supervise_finish(struct supervisor *s)
+{
+	int64_t	now = clock_mono_ns(), held_ms, rest_ms;
+	int	rc;
+
+	if (s->tty_fd != -1)
+		(void)tcsetpgrp(s->tty_fd, getpgrp());
+	if (s->lost_not_owner)
+		return;		/* someone else's lock now: hands off */
+	if (s->is_lost && now >= s->lock->valid_until_ns)
+		return;		/* expired: nothing of ours is left */
+	held_ms = (now - s->lock->acquired_ns) / 1000000;
+	rest_ms = s->opts->min_hold_ms - held_ms;
+	if (!s->is_lost && rest_ms > 0) {
+		/* Shorten the TTL to the rest rather than delete the key. */
+		rc = lock_extend(s->lock, rest_ms, 0);
+		if (rc == EXIT_OK)
+			log_info("keeping lock '%s' for %lldms more "
+			    "(--min-hold)", s->lock->user_key,
+			    (long long)rest_ms);
+	} else
+		rc = lock_release(s->lock);
+	if (rc == EXIT_OK && rest_ms <= 0)
+		log_info("released lock '%s'", s->lock->user_key);
+	else if (rc == EXIT_NOT_OWNER)
+		log_warnx("lock '%s' had already expired when the command "
+		    "ended", s->lock->user_key);
+	else if (rc != EXIT_OK)
+		log_warnx("cannot release lock '%s' (it will expire by its "
+		    "TTL): %s", s->lock->user_key, s->lock->err);
+}
+
+/*
+ * Run argv while holding l (already acquired).  Returns run's exit status:
+ * the command's, or opts->lost_exit_code if the lock was lost.
+ */
+int
+supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
+{
+	struct supervisor	 s;
+	sigset_t		 set, old;
+	siginfo_t		 info;
+	struct timespec		 ts;
+	int64_t			 now, wake, ttl_ns;
+	pid_t			 parent = getpid(), w;
+	int			 i, sig, status = 0, have_deadline;
+
+	memset(&s, 0, sizeof(s));
+	s.lock = l;
+	s.opts = o;
+	s.tty_fd = -1;
+	ttl_ns = clock_ms_to_ns(l->ttl_ms);
+	/* Lose the lock a quarter TTL before it ends: time to stop. */
+	s.margin_ns = ttl_ns / 4;
+	s.renew_ns = o->renew_ms > 0 ? clock_ms_to_ns(o->renew_ms) :
+	    ttl_ns / 3;
+	if (s.renew_ns > ttl_ns / 2)
+		s.renew_ns = ttl_ns / 2;	/* room for retries */
+	s.retry_ns = ttl_ns / 20;
+	if (s.retry_ns < clock_ms_to_ns(50))
+		s.retry_ns = clock_ms_to_ns(50);
+	if (s.retry_ns > clock_ms_to_ns(2000))
+		s.retry_ns = clock_ms_to_ns(2000);
+	s.next_renew_ns = l->acquired_ns + s.renew_ns;
+	s.last_ok_ns = l->acquired_ns;
+
+	if (sigemptyset(&set) == -1 || sigaddset(&set, SIGCHLD) == -1 ||
+	    sigaddset(&set, SIGTTOU) == -1)
+		fatal(EXIT_UNAVAILABLE, "sigset");
+	for (i = 0; supervise_forwarded[i] != 0; i++)
+		if (sigaddset(&set, supervise_forwarded[i]) == -1)
+			fatal(EXIT_UNAVAILABLE, "sigset");
+	if (sigprocmask(SIG_BLOCK, &set, &old) == -1) {
+		log_warn("sigprocmask");
+		(void)lock_release(l);
+		return (EXIT_UNAVAILABLE);
+	}
+	/* SIGTTOU is only blocked (for tcsetpgrp), never waited for. */
+	if (sigdelset(&set, SIGTTOU) == -1)
+		fatal(EXIT_UNAVAILABLE, "sigset");
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		s.tty_fd = STDIN_FILENO;
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	if ((s.child = fork()) == -1) {
+		log_warn("fork");
+		(void)lock_release(l);
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
+		return (EXIT_UNAVAILABLE);
+	}
+	if (s.child == 0)
+		supervise_child(&s, argv, &old, parent);
+	/* Also here, so that kill(-child) works before the child runs. */
+	(void)setpgid(s.child, s.child);
+
+	for (;;) {
+		now = clock_mono_ns();
+		if (!s.is_lost &&
+		    now >= l->valid_until_ns - s.margin_ns) {
+			char why[700];
+
+			(void)snprintf(why, sizeof(why), "no renewal "
+			    "succeeded in time%s%s", s.last_error[0] ?
+			    ": " : "", s.last_error);
+			supervise_lose(&s, why);
+		}
+		if (s.is_lost && !s.is_killed && now >= s.kill_at_ns) {
+			log_warnx("lock '%s' expired: killing the command",
+			    l->user_key);
+			(void)kill(-s.child, SIGKILL);
+			(void)kill(s.child, SIGKILL);
+			s.is_killed = 1;
+		}
+		if (!s.is_lost && now >= s.next_renew_ns) {
+			supervise_renew(&s, now);
+			continue;
+		}
+		/* Sleep until the next renewal or deadline, or a signal. */
+		have_deadline = 1;
+		if (!s.is_lost) {
+			wake = s.next_renew_ns;
+			if (l->valid_until_ns - s.margin_ns < wake)
+				wake = l->valid_until_ns - s.margin_ns;
+		} else if (!s.is_killed)
+			wake = s.kill_at_ns;
+		else
+			have_deadline = 0;	/* only the child's exit */
+		if (have_deadline) {
+			wake = wake > now ? wake - now : 0;
+			ts.tv_sec = wake / 1000000000;
+			ts.tv_nsec = wake % 1000000000;
+		}
+		sig = sigtimedwait(&set, &info, have_deadline ? &ts : NULL);
+		if (sig == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			fatal(EXIT_UNAVAILABLE, "sigtimedwait");
+		}
+		if (sig != SIGCHLD) {
+			log_debug("forwarding SIG%s to the command",
+			    signame_name(sig));
+			if (kill(s.child, sig) == -1 && errno != ESRCH)
+				log_warn("cannot forward SIG%s",
+				    signame_name(sig));
+			continue;
+		}
+		w = waitpid(s.child, &status, WNOHANG);
+		if (w == s.child)
+			break;
+		if (w == -1 && errno != EINTR) {
+			log_warn("waitpid");
+			status = 0;
+			break;
+		}
+	}
+	supervise_finish(&s);
+	if (s.is_lost)
+		return (o->lost_exit_code);
+	return (supervise_status_code(status));
+}

@@ -1,0 +1,289 @@
+/*
+ * Redis URLs: redis://[[user]:pass@]host[:port][/db], unix://[[user]:pass@]
+ * /path[?db=N], IPv6 hosts in brackets.  Pure: returns an error phrase,
+ * never prints or exits.  A user-info without ':' is a password, as in
+ * redis-cli.  Every message about a URL uses its redacted form.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redlock.h"
+
+static int	 url_number(const char *, size_t, long, long, long *);
+static char	*url_decode(const char *, size_t, const char **);
+static int	 url_userinfo(const char *, size_t, struct redis_url *,
+		     const char **);
+static int	 url_parse_tcp(const char *, struct redis_url *, const char **);
+static int	 url_parse_unix(const char *, struct redis_url *,
+		     const char **);
+static void	 url_make_display(struct redis_url *);
+
+/* A decimal number in [min, max] spelled with digits only. */
+static int
+url_number(const char *s, size_t len, long min, long max, long *out)
+{
+	long	 v = 0;
+	size_t	 i;
+
+	if (len == 0 || len > 10)
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return (-1);
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v < min || v > max)
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+/* Percent-decode s[0..len) into a new string. */
+static char *
+url_decode(const char *s, size_t len, const char **errstr)
+{
+	char	*out, *o;
+	size_t	 i;
+	int	 hi, lo;
+
+	o = out = xmalloc(len + 1);
+	for (i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			*o++ = s[i];
+			continue;
+		}
+		if (i + 2 >= len) {
+			free(out);
+			*errstr = "bad percent-encoding";
+			return (NULL);
+		}
+		hi = isxdigit((unsigned char)s[i + 1]) ? s[i + 1] : -1;
+		lo = isxdigit((unsigned char)s[i + 2]) ? s[i + 2] : -1;
+		if (hi == -1 || lo == -1) {
+			free(out);
+			*errstr = "bad percent-encoding";
+			return (NULL);
+		}
+		hi = isdigit(hi) ? hi - '0' : tolower(hi) - 'a' + 10;
+		lo = isdigit(lo) ? lo - '0' : tolower(lo) - 'a' + 10;
+		*o++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*o = '\0';
+	return (out);
+}
+
+static int
+url_userinfo(const char *s, size_t len, struct redis_url *u,
+    const char **errstr)
+{
+	const char *colon = memchr(s, ':', len);
+
+	if (colon != NULL) {
+		if (colon > s &&
+		    (u->user = url_decode(s, (size_t)(colon - s), errstr)) ==
+		    NULL)
+			return (-1);
+		len -= (size_t)(colon + 1 - s);
+		s = colon + 1;
+	}
+	if ((u->password = url_decode(s, len, errstr)) == NULL)
+		return (-1);
+	return (0);
+}
+
+static int
+url_parse_tcp(const char *rest, struct redis_url *u, const char **errstr)
+{
+	const char	*at, *host, *host_end, *p, *slash;
+	long		 v;
+
+	u->kind = URL_TCP;
+	u->port = 6379;
+	/* The last '@' ends the user-info: a password may contain '@'. */
+	if ((at = strrchr(rest, '@')) != NULL) {
+		if (url_userinfo(rest, (size_t)(at - rest), u, errstr) == -1)
+			return (-1);
+		rest = at + 1;
+	}
+	if (*rest == '[') {
+		host = rest + 1;
+		if ((host_end = strchr(host, ']')) == NULL) {
+			*errstr = "unterminated IPv6 address";
+			return (-1);
+		}
+		p = host_end + 1;
+	} else {
+		host = rest;
+		host_end = host + strcspn(host, ":/?");
+		p = host_end;
+	}
+	if (host_end == host) {
+		*errstr = "missing host";
+		return (-1);
+	}
+	u->host = xmalloc((size_t)(host_end - host) + 1);
+	memcpy(u->host, host, (size_t)(host_end - host));
+	u->host[host_end - host] = '\0';
+	if (*p == ':') {
+		p++;
+		slash = p + strcspn(p, "/?");
+		if (url_number(p, (size_t)(slash - p), 1, 65535, &v) == -1) {
+			*errstr = "invalid port";
+			return (-1);
+		}
+		u->port = (int)v;
+		p = slash;
+	}
+	if (*p == '/') {
+		p++;
+		if (*p != '\0') {
+			if (url_number(p, strlen(p), 0, INT_MAX, &v) == -1) {
+				*errstr = "invalid database number";
+				return (-1);
+			}
+			u->db = (int)v;
+		}
+		p += strlen(p);
+	}
+	if (*p != '\0') {
+		*errstr = "unexpected text after the host";
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+url_parse_unix(const char *rest, struct redis_url *u, const char **errstr)
+{
+	const char	*slash, *q;
+	long		 v;
+
+	u->kind = URL_UNIX;
+	/* unix://[userinfo@]/path: the path starts at the first '/'. */
+	slash = strchr(rest, '/');
+	if (slash != rest && slash != NULL && slash[-1] == '@') {
+		if (url_userinfo(rest, (size_t)(slash - 1 - rest), u,
+		    errstr) == -1)
+			return (-1);
+		rest = slash;
+	}
+	if (*rest != '/' || rest[1] == '\0' || rest[1] == '?') {
+		*errstr = "missing socket path";
+		return (-1);
+	}
+	if ((q = strchr(rest, '?')) == NULL)
+		q = rest + strlen(rest);
+	u->path = xmalloc((size_t)(q - rest) + 1);
+	memcpy(u->path, rest, (size_t)(q - rest));
+	u->path[q - rest] = '\0';
+	if (*q == '?') {
+		if (strncmp(q, "?db=", 4) != 0 ||
+		    url_number(q + 4, strlen(q + 4), 0, INT_MAX, &v) == -1) {
+			*errstr = "invalid database number";
+			return (-1);
+		}
+		u->db = (int)v;
+	}
+	return (0);
+}
+
+static void
+url_make_display(struct redis_url *u)
+{
+	const char *pw = u->password != NULL ? ":***@" : "";
+	const char *user = u->user != NULL ? u->user : "";
+	char	    db[32] = "";
+
+	if (u->password == NULL && u->user != NULL)
+		pw = "@";
+	if (u->kind == URL_UNIX) {
+		if (u->db != 0)
+			(void)snprintf(db, sizeof(db), "?db=%d", u->db);
+		u->display = xasprintf("unix://%s%s%s%s", user, pw, u->path,
+		    db);
+		return;
+	}
+	if (u->db != 0)
+		(void)snprintf(db, sizeof(db), "/%d", u->db);
+	if (strchr(u->host, ':') != NULL)
+		u->display = xasprintf("redis://%s%s[%s]:%d%s", user, pw,
+		    u->host, u->port, db);
+	else
+		u->display = xasprintf("redis://%s%s%s:%d%s", user, pw,
+		    u->host, u->port, db);
+}
+
+/*
+ * Parse str into *u.  Returns 0, or -1 with *errstr set (and *u freed).
+ */
+int
+url_parse(const char *str, struct redis_url *u, const char **errstr)
+{
+	const char	*sep;
+	int		 rc;
+
+	memset(u, 0, sizeof(*u));
+	if (*str == '\0') {
+		*errstr = "empty";
+		return (-1);
+	}
+	if ((sep = strstr(str, "://")) == NULL) {
+		*errstr = "missing scheme (redis:// or unix://)";
+		return (-1);
+	}
+	if ((size_t)(sep - str) == 5 && strncmp(str, "redis", 5) == 0)
+		rc = url_parse_tcp(sep + 3, u, errstr);
+	else if ((size_t)(sep - str) == 4 && strncmp(str, "unix", 4) == 0)
+		rc = url_parse_unix(sep + 3, u, errstr);
+	else if ((size_t)(sep - str) == 6 && strncmp(str, "rediss", 6) == 0) {
+		*errstr = "TLS (rediss://) is not supported by this version";
+		rc = -1;
+	} else {
+		*errstr = "unsupported scheme";
+		rc = -1;
+	}
+	if (rc == -1) {
+		url_free(u);
+		return (-1);
+	}
+	url_make_display(u);
+	return (0);
+}
+
+void
+url_free(struct redis_url *u)
+{
+	free(u->host);
+	free(u->path);
+	free(u->user);
+	freezero_str(u->password);
+	free(u->display);
+	memset(u, 0, sizeof(*u));
+}
+
+/*
+ * A URL string as given, with any password replaced by ***, for messages
+ * about URLs that did not parse.
+ */
+char *
+url_redact(const char *str)
+{
+	const char	*sep, *at, *colon, *start;
+	char		*out;
+
+	if ((sep = strstr(str, "://")) == NULL ||
+	    (at = strrchr(sep + 3, '@')) == NULL)
+		return (xstrdup(str));
+	start = sep + 3;
+	colon = memchr(start, ':', (size_t)(at - start));
+	if (colon != NULL)
+		start = colon + 1;
+	out = xasprintf("%.*s***%s", (int)(start - str), str, at);
+	return (out);
+}

@@ -1,0 +1,112 @@
+# Loaded by every .bats file: assertions, the built binary first on PATH,
+# and throwaway redis-server processes that the tests start and stop
+# themselves (unix sockets or high ports, never 6379, stopped by PID).
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+export ROOT
+PATH="$ROOT:$PATH"
+export PATH
+# Tests must not see the developer's settings.
+unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX REDISCLI_AUTH \
+    REDLOCK_PASSWORD
+
+# redis_start NAME [redis-server args...]: a server on a unix socket with
+# TCP off, persistence off; exports REDLOCK_URL and NAME_SOCK.
+redis_start() {
+	local name=$1
+	shift
+	local dir="$BATS_FILE_TMPDIR/redis-$name"
+	mkdir -p "$dir"
+	redis-server --port 0 --unixsocket "$dir/sock" --unixsocketperm 700 \
+	    --save '' --appendonly no --daemonize yes \
+	    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
+	    "$@" </dev/null 3>&- || return 1
+	redis_wait_ready "$dir/sock" || { cat "$dir/log" >&2; return 1; }
+	export REDLOCK_URL="unix://$dir/sock"
+}
+
+# redis_start_tcp NAME [args...]: the same on a free TCP port in a high
+# range; exports REDLOCK_URL=redis://127.0.0.1:PORT and REDIS_PORT.
+redis_start_tcp() {
+	local name=$1 port try
+	shift
+	local dir="$BATS_FILE_TMPDIR/redis-$name"
+	mkdir -p "$dir"
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		port=$(( 20000 + (RANDOM % 30000) ))
+		redis-server --port "$port" --bind 127.0.0.1 \
+		    --unixsocket "$dir/sock" --unixsocketperm 700 \
+		    --save '' --appendonly no --daemonize yes \
+		    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
+		    "$@" </dev/null 3>&- || continue
+		if redis_wait_ready "$dir/sock"; then
+			export REDIS_PORT=$port
+			export REDLOCK_URL="redis://127.0.0.1:$port"
+			return 0
+		fi
+		redis_stop "$name" 2>/dev/null
+	done
+	return 1
+}
+
+# Bounded poll for PING on a socket: about 5 s in 50 ms steps.
+redis_wait_ready() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+redis_sock() { echo "$BATS_FILE_TMPDIR/redis-$1/sock"; }
+redis_pid() { cat "$BATS_FILE_TMPDIR/redis-$1/pid" 2>/dev/null; }
+
+# redis_stop NAME: kill the PID from our own pidfile and wait for it.
+redis_stop() {
+	local dir="$BATS_FILE_TMPDIR/redis-$1" pid i
+	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
+	kill -CONT "$pid" 2>/dev/null
+	kill "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || { rm -f "$dir/pid"; return 0; }
+		sleep 0.05
+	done
+	kill -9 "$pid" 2>/dev/null
+	rm -f "$dir/pid"
+}
+
+# rcli NAME ARGS...: redis-cli against one of our servers.
+rcli() {
+	local name=$1
+	shift
+	redis-cli -s "$(redis_sock "$name")" "$@"
+}
+
+redis_flush() { rcli "${1:-main}" FLUSHALL >/dev/null; }
+
+# wait_until CMD...: retry CMD for up to about 5 s (WAIT_TRIES * 50 ms).
+wait_until() {
+	local i
+	for i in $(seq 1 "${WAIT_TRIES:-100}"); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# key_exists NAME KEY
+key_exists() { [ "$(rcli "$1" EXISTS "$2")" = 1 ]; }
+
+# assert_stderr_line TEXT: $stderr (from run --separate-stderr) has
+# exactly this line (bats-assert 2.1 in Debian has no assert_stderr).
+assert_stderr_line() {
+	if ! printf '%s\n' "$stderr" | grep -qxF -- "$1"; then
+		printf 'expected stderr line: %s\nactual stderr:\n%s\n' \
+		    "$1" "$stderr" | fail
+	fi
+}
