@@ -51,7 +51,11 @@ deps:
 	        --no-install-recommends $$missing >/dev/null; \
 	fi
 
-test: $(PROG)
+UNIT	= tests/unit/test-units
+$(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test: $(PROG) $(UNIT)
 	bats tests/
 
 demo: deps $(PROG)
@@ -84,6 +88,6 @@ uninstall:
 	    $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
 
 clean:
-	rm -f $(PROG) $(OBJS) $(OBJS:.o=.d)
+	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
 
 .PHONY: all deps test demo sanitize lint install uninstall clean

@@ -57,7 +57,8 @@ lock_companion_key(const char *key, size_t len, const char *suffix,
 	size_t		 tag_len = 0, slen = strlen(suffix), i, j, k, na;
 	unsigned int	 slot;
 
-	if (memchr(key, '{', len) == NULL && memchr(key, '}', len) == NULL) {
+	if (len > 0 && memchr(key, '{', len) == NULL &&
+	    memchr(key, '}', len) == NULL) {
 		*out_len = len + slen + 3;
 		out = xmalloc(*out_len + 1);
 		out[0] = '{';

@@ -1,0 +1,239 @@
+/*
+ * Unit tests of the pure parts: durations, URLs, key slots and companion
+ * keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,
+ * M failed" and exits non-zero on any failure.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/redlock.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do {						\
+	if (cond)							\
+		passed++;						\
+	else {								\
+		failed++;						\
+		(void)printf("FAIL %s:%d: ", __FILE__, __LINE__);	\
+		(void)printf(__VA_ARGS__);				\
+		(void)printf("\n");					\
+	}								\
+} while (0)
+
+static void
+test_durations(void)
+{
+	static const struct {
+		const char	*in;
+		int64_t		 ms;
+		const char	*err;
+	} cases[] = {
+		{ "250ms", 250, NULL }, { "30s", 30000, NULL },
+		{ "5m", 300000, NULL }, { "1h", 3600000, NULL },
+		{ "1.5s", 1500, NULL }, { "3", 3000, NULL },
+		{ "0.25", 250, NULL }, { "0", 0, NULL }, { ".5s", 500, NULL },
+		{ "1.5ms", 1, NULL }, { "", 0, "empty" },
+		{ "-1", 0, "negative" }, { "abc", 0, "not a number" },
+		{ " 5", 0, "not a number" }, { "+5", 0, "not a number" },
+		{ "1.5x", 0, "unknown unit" }, { "1e3", 0, "unknown unit" },
+		{ "0x10", 0, "unknown unit" }, { "inf", 0, "not a number" },
+		{ "nan", 0, "not a number" }, { "5 s", 0, "unknown unit" },
+		{ "1.2.3", 0, "unknown unit" }, { ".", 0, "not a number" },
+		{ "99999999999999h", 0, "too large" },
+		{ "0.0001", 0, "below 1ms" }, { "0.5ms", 0, "below 1ms" },
+		{ NULL, 0, NULL }
+	};
+	const char	*err;
+	int64_t		 ms;
+	int		 i, rc;
+	char		 buf[32];
+
+	for (i = 0; cases[i].in != NULL; i++) {
+		ms = -7;
+		err = NULL;
+		rc = duration_parse(cases[i].in, &ms, &err);
+		if (cases[i].err == NULL)
+			CHECK(rc == 0 && ms == cases[i].ms,
+			    "duration '%s': rc %d ms %lld", cases[i].in, rc,
+			    (long long)ms);
+		else
+			CHECK(rc == -1 && err != NULL &&
+			    strcmp(err, cases[i].err) == 0,
+			    "duration '%s': rc %d err '%s', want '%s'",
+			    cases[i].in, rc, err ? err : "(null)",
+			    cases[i].err);
+	}
+	duration_format(250, buf, sizeof(buf));
+	CHECK(strcmp(buf, "250ms") == 0, "format 250: %s", buf);
+	duration_format(1500, buf, sizeof(buf));
+	CHECK(strcmp(buf, "1.5s") == 0, "format 1500: %s", buf);
+	duration_format(120000, buf, sizeof(buf));
+	CHECK(strcmp(buf, "2m") == 0, "format 120000: %s", buf);
+}
+
+static void
+test_urls(void)
+{
+	static const struct {
+		const char	*in;
+		const char	*display;	/* NULL: must fail */
+		const char	*err;
+		const char	*host, *path, *user, *password;
+		int		 port, db;
+	} cases[] = {
+		{ "redis://localhost", "redis://localhost:6379", NULL,
+		    "localhost", NULL, NULL, NULL, 6379, 0 },
+		{ "redis://h:6380/3", "redis://h:6380/3", NULL, "h", NULL,
+		    NULL, NULL, 6380, 3 },
+		{ "redis://:pw@h", "redis://:***@h:6379", NULL, "h", NULL,
+		    NULL, "pw", 6379, 0 },
+		{ "redis://pw@h", "redis://:***@h:6379", NULL, "h", NULL,
+		    NULL, "pw", 6379, 0 },
+		{ "redis://u:p%40ss@h:1/2", "redis://u:***@h:1/2", NULL, "h",
+		    NULL, "u", "p@ss", 1, 2 },
+		{ "redis://a:b@c@h", "redis://a:***@h:6379", NULL, "h", NULL,
+		    "a", "b@c", 6379, 0 },
+		{ "redis://[::1]:7000", "redis://[::1]:7000", NULL, "::1",
+		    NULL, NULL, NULL, 7000, 0 },
+		{ "redis://h/", "redis://h:6379", NULL, "h", NULL, NULL, NULL,
+		    6379, 0 },
+		{ "unix:///tmp/r.sock", "unix:///tmp/r.sock", NULL, NULL,
+		    "/tmp/r.sock", NULL, NULL, 0, 0 },
+		{ "unix:///tmp/r.sock?db=4", "unix:///tmp/r.sock?db=4", NULL,
+		    NULL, "/tmp/r.sock", NULL, NULL, 0, 4 },
+		{ "unix://:pw@/tmp/s", "unix://:***@/tmp/s", NULL, NULL,
+		    "/tmp/s", NULL, "pw", 0, 0 },
+		{ "", NULL, "empty", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "localhost:6379", NULL, "missing scheme (redis:// or unix://)", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "http://h", NULL, "unsupported scheme", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://", NULL, "missing host", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://:6379", NULL, "missing host", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h:0", NULL, "invalid port", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h:65536", NULL, "invalid port", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h:x", NULL, "invalid port", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h:", NULL, "invalid port", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h/x", NULL, "invalid database number", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h/-1", NULL, "invalid database number", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://[::1", NULL, "unterminated IPv6 address", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h?x=1", NULL, "unexpected text after the host", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://:p%4@h", NULL, "bad percent-encoding", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "unix://", NULL, "missing socket path", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "unix:///", NULL, "missing socket path", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "unix:///s?db=x", NULL, "invalid database number", NULL, NULL, NULL, NULL, 0, 0 },
+		{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0 }
+	};
+	struct redis_url u;
+	const char	*err;
+	int		 i, rc;
+
+#define SAME(a, b) ((a) == NULL ? (b) == NULL : (b) != NULL && strcmp((a), (b)) == 0)
+	for (i = 0; cases[i].in != NULL || cases[i].err != NULL; i++) {
+		err = NULL;
+		rc = url_parse(cases[i].in, &u, &err);
+		if (cases[i].display == NULL) {
+			CHECK(rc == -1 && err != NULL &&
+			    strcmp(err, cases[i].err) == 0,
+			    "url '%s': rc %d err '%s', want '%s'",
+			    cases[i].in, rc, err ? err : "(null)",
+			    cases[i].err);
+			continue;
+		}
+		CHECK(rc == 0, "url '%s': rc %d err %s", cases[i].in, rc,
+		    err ? err : "");
+		if (rc != 0)
+			continue;
+		CHECK(strcmp(u.display, cases[i].display) == 0 &&
+		    SAME(cases[i].host, u.host) &&
+		    SAME(cases[i].path, u.path) &&
+		    SAME(cases[i].user, u.user) &&
+		    SAME(cases[i].password, u.password) &&
+		    (cases[i].path != NULL || u.port == cases[i].port) &&
+		    u.db == cases[i].db,
+		    "url '%s': display %s host %s port %d db %d", cases[i].in,
+		    u.display, u.host ? u.host : "-", u.port, u.db);
+		url_free(&u);
+	}
+	{
+		char *r = url_redact("redis://user:secret@h:99999");
+
+		CHECK(strcmp(r, "redis://user:***@h:99999") == 0, "redact %s",
+		    r);
+		free(r);
+		r = url_redact("redis://secret@h:x");
+		CHECK(strcmp(r, "redis://***@h:x") == 0, "redact %s", r);
+		free(r);
+	}
+}
+
+static void
+test_keyslots(void)
+{
+	static const char *keys[] = {
+		"nightly", "a{b}c", "{b}", "x}y", "{}x", "{}}", "a}{b",
+		"{{a}", "café", "with space", "", NULL
+	};
+	char	*c;
+	size_t	 len;
+	int	 i;
+
+	/* Values from the Redis Cluster specification's CRC16 example and
+	 * CLUSTER KEYSLOT. */
+	CHECK(keyslot("123456789", 9) == (0x31c3 & 16383), "crc16 vector");
+	CHECK(keyslot("foo", 3) == 12182, "slot foo %u", keyslot("foo", 3));
+	CHECK(keyslot("{user1000}.following", 21) ==
+	    keyslot("user1000", 8), "hash tag");
+	CHECK(keyslot("foo{}{bar}", 10) == keyslot("foo{}{bar}", 10) &&
+	    keyslot("foo{}{bar}", 10) != keyslot("bar", 3),
+	    "empty tag hashes whole key");
+	for (i = 0; keys[i] != NULL; i++) {
+		c = lock_companion_key(keys[i], strlen(keys[i]), "fence",
+		    &len);
+		CHECK(len == strlen(c) && keyslot(c, len) ==
+		    keyslot(keys[i], strlen(keys[i])),
+		    "companion of '%s' is '%s' (slot %u vs %u)", keys[i], c,
+		    keyslot(c, len), keyslot(keys[i], strlen(keys[i])));
+		free(c);
+	}
+	c = lock_companion_key("nightly", 7, "meta", &len);
+	CHECK(strcmp(c, "{nightly}:meta") == 0, "plain companion %s", c);
+	free(c);
+	c = lock_companion_key("a{b}c", 5, "meta", &len);
+	CHECK(strcmp(c, "{b}:a{b}c:meta") == 0, "tagged companion %s", c);
+	free(c);
+}
+
+static void
+test_sha1_signames(void)
+{
+	char hex[41];
+
+	sha1_hex("abc", 3, hex);
+	CHECK(strcmp(hex, "a9993e364706816aba3e25717850c26c9cd0d89d") == 0,
+	    "sha1 abc %s", hex);
+	sha1_hex("", 0, hex);
+	CHECK(strcmp(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709") == 0,
+	    "sha1 empty %s", hex);
+	sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	    56, hex);
+	CHECK(strcmp(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1") == 0,
+	    "sha1 56 bytes %s", hex);
+	CHECK(signame_parse("TERM") == 15 && signame_parse("SIGTERM") == 15 &&
+	    signame_parse("15") == 15 && signame_parse("usr1") == 10 &&
+	    signame_parse("FOO") == -1 && signame_parse("0") == -1 &&
+	    signame_parse("999") == -1 && signame_parse("") == -1,
+	    "signal names");
+}
+
+int
+main(void)
+{
+	test_durations();
+	test_urls();
+	test_keyslots();
+	test_sha1_signames();
+	(void)printf("%d passed, %d failed\n", passed, failed);
+	return (failed == 0 ? 0 : 1);
+}
