@@ -57,6 +57,7 @@ struct conn {
 	int			 is_done;
 	int64_t			 deadline_ns;
 	int64_t			 cap_ns;
+	int64_t			 block_ns;	/* server may hold the reply */
 	size_t			 in_bytes;
 	int			 result;
 	redisReply		*reply;
@@ -309,7 +310,8 @@ conn_connected(struct conn *c)
 		freeaddrinfo(c->addrs);
 	c->addrs = c->addr = NULL;
 	/* From now on the I/O timeout bounds the exchange. */
-	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms);
+	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
+	    c->block_ns;
 	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
 		c->deadline_ns = c->cap_ns;
 }
@@ -379,7 +381,8 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 		(void)conn_start_connect(c);
 		return;
 	}
-	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms);
+	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
+	    c->block_ns;
 	if (cap_ns > 0 && cap_ns < c->deadline_ns)
 		c->deadline_ns = cap_ns;
 	conn_append(c, argc, argv, lens);
@@ -676,5 +679,22 @@ conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
 	int result;
 
 	conn_command_many(&c, 1, argc, argv, lens, cap_ns, reply, &result);
+	return (result);
+}
+
+/*
+ * A command the server answers only after up to block_ns (BLPOP): the
+ * I/O timeout counts from the end of that wait; cap_ns as in
+ * conn_command_many().
+ */
+int
+conn_command_capped(struct conn *c, int argc, const char **argv,
+    const size_t *lens, int64_t block_ns, int64_t cap_ns, redisReply **reply)
+{
+	int result;
+
+	c->block_ns = block_ns;
+	result = conn_command(c, argc, argv, lens, cap_ns, reply);
+	c->block_ns = 0;
 	return (result);
 }

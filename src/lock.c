@@ -16,9 +16,14 @@
 
 #include "redlock.h"
 
-/* While waiting, look again at most this often (the contention issue
- * replaces polling with a release notification). */
-#define LOCK_POLL_MAX_MS	50
+/*
+ * A waiter is woken by the release itself (BLPOP on the wake list, see
+ * scripts.c), or just after the holder's TTL ends.  This slow, jittered
+ * poll is only the last resort, for a wake-up that was lost because the
+ * waiter it went to died before using it.
+ */
+#define LOCK_FALLBACK_POLL_MS	2000
+#define LOCK_POLL_MS		50	/* servers without a usable BLPOP */
 #define LOCK_RETRY_MIN_MS	20
 
 static int	 lock_call(struct lock *, struct script *, int, int,
@@ -28,6 +33,7 @@ static int	 lock_unexpected(struct lock *, const char *, redisReply *,
 static const char *lock_type_name(int);
 static int	 lock_owner_reply(struct lock *, const char *, redisReply *);
 static void	 lock_forget_attempt(struct lock *);
+static int	 lock_wait_for_release(struct lock *, int64_t);
 static char	*lock_reply_str(redisReply *);
 
 /*
@@ -124,6 +130,8 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	    &l->fence_key_len);
 	l->meta_key = lock_companion_key(l->key, l->key_len, "meta",
 	    &l->meta_key_len);
+	l->wake_key = lock_companion_key(l->key, l->key_len, "wake",
+	    &l->wake_key_len);
 	l->fence = -1;
 }
 
@@ -135,6 +143,7 @@ lock_free(struct lock *l)
 	free(l->key);
 	free(l->fence_key);
 	free(l->meta_key);
+	free(l->wake_key);
 	freezero_str(l->token);
 	memset(l, 0, sizeof(*l));
 }
@@ -227,13 +236,14 @@ lock_unexpected(struct lock *l, const char *what, redisReply *r,
 static void
 lock_forget_attempt(struct lock *l)
 {
-	const char	*args[3] = { l->key, l->meta_key, l->token };
-	size_t		 lens[3] = { l->key_len, l->meta_key_len,
-			     strlen(l->token) };
+	const char	*args[4] = { l->key, l->meta_key, l->wake_key,
+			     l->token };
+	size_t		 lens[4] = { l->key_len, l->meta_key_len,
+			     l->wake_key_len, strlen(l->token) };
 	redisReply	*r = NULL;
 
 	conn_close(l->conn);
-	(void)script_call(l->conn, &script_release, 2, 1, args, lens, 0, &r);
+	(void)script_call(l->conn, &script_release, 3, 1, args, lens, 0, &r);
 	if (r != NULL)
 		freeReplyObject(r);
 }
@@ -252,7 +262,7 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	const char	*args[9];
 	size_t		 lens[9];
 	char		 ttl[32], pid[32], since[32], host[256];
-	int64_t		 deadline_ns = 0, start, now, sleep_ms;
+	int64_t		 deadline_ns = 0, start, now;
 	int		 result, i;
 
 	if (l->token == NULL) {
@@ -320,23 +330,79 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		now = clock_mono_ns();
 		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns))
 			return (EXIT_BUSY);
-		/*
-		 * Poll with jitter so that waiters spread out, never later
-		 * than the holder's expiry, never past our deadline.
-		 */
-		sleep_ms = LOCK_POLL_MAX_MS / 2 + (int64_t)(token_random_u64() %
-		    (LOCK_POLL_MAX_MS / 2 + 1));
-		if (l->busy_ttl_ms > 0 && l->busy_ttl_ms < sleep_ms)
-			sleep_ms = l->busy_ttl_ms;
-		if (deadline_ns > 0 &&
-		    now + clock_ms_to_ns(sleep_ms) > deadline_ns) {
-			clock_sleep_ns(deadline_ns - now);
-			/* One last attempt exactly at the deadline. */
-			wait_ms = 0;
-			continue;
-		}
-		clock_sleep_ns(clock_ms_to_ns(sleep_ms));
+		if ((result = lock_wait_for_release(l, deadline_ns)) != 0)
+			return (result);
+		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
+			wait_ms = 0;	/* one last attempt at the deadline */
 	}
+}
+
+/*
+ * Block until the holder releases (BLPOP on the wake list), the holder's
+ * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
+ * Returns 0 to attempt again, or the exit code of a failure.
+ */
+static int
+lock_wait_for_release(struct lock *l, int64_t deadline_ns)
+{
+	redisReply	*r = NULL;
+	const char	*argv[3];
+	size_t		 lens[3];
+	char		 timeout[32];
+	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
+	int		 result, is_exact = 0;
+
+	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
+	block_ms = LOCK_FALLBACK_POLL_MS * 3 / 4 + (int64_t)(token_random_u64()
+	    % (LOCK_FALLBACK_POLL_MS / 2 + 1));
+	if (l->busy_ttl_ms > 0 && l->busy_ttl_ms + 1 < block_ms) {
+		block_ms = l->busy_ttl_ms + 1;
+		is_exact = 1;
+	}
+	if (l->cannot_block && block_ms > LOCK_POLL_MS)
+		block_ms = LOCK_POLL_MS;
+	if (deadline_ns > 0 && now + clock_ms_to_ns(block_ms) > deadline_ns) {
+		block_ms = (deadline_ns - now) / 1000000;
+		is_exact = 1;
+	}
+	if (block_ms <= 0)
+		return (0);
+	if (l->cannot_block) {
+		clock_sleep_ns(clock_ms_to_ns(block_ms));
+		return (0);
+	}
+	(void)snprintf(timeout, sizeof(timeout), "%.3f",
+	    (double)block_ms / 1000.0);
+	argv[0] = "BLPOP";
+	lens[0] = 5;
+	argv[1] = l->wake_key;
+	lens[1] = l->wake_key_len;
+	argv[2] = timeout;
+	lens[2] = strlen(timeout);
+	/*
+	 * The server checks blocking timeouts only on its event loop's tick
+	 * (100 ms at the default hz), so when the moment matters (holder's
+	 * expiry, our -w deadline) we stop waiting ourselves, at the cost of
+	 * a reconnect for the next attempt.
+	 */
+	cap_ns = is_exact ? now + clock_ms_to_ns(block_ms) : 0;
+	result = conn_command_capped(l->conn, 3, argv, lens,
+	    clock_ms_to_ns(block_ms), cap_ns, &r);
+	if (result == CONN_UNAVAILABLE && cap_ns > 0 &&
+	    clock_mono_ns() >= cap_ns)
+		result = CONN_OK;
+	if (r != NULL)
+		freeReplyObject(r);
+	if (result == CONN_OK)
+		return (0);
+	if (result == CONN_SERVER_ERROR) {
+		/* Redis before 6.0 takes whole seconds only: poll instead. */
+		log_debug("%s; polling instead", conn_error(l->conn));
+		l->cannot_block = 1;
+		return (0);
+	}
+	(void)snprintf(l->err, sizeof(l->err), "%s", conn_error(l->conn));
+	return (conn_exit_code(result));
 }
 
 /* Interpret the 1 / 0 / -1 answer of release and extend. */
@@ -358,13 +424,14 @@ lock_owner_reply(struct lock *l, const char *what, redisReply *r)
 int
 lock_release(struct lock *l)
 {
-	const char	*args[3] = { l->key, l->meta_key, l->token };
-	size_t		 lens[3] = { l->key_len, l->meta_key_len,
-			     strlen(l->token) };
+	const char	*args[4] = { l->key, l->meta_key, l->wake_key,
+			     l->token };
+	size_t		 lens[4] = { l->key_len, l->meta_key_len,
+			     l->wake_key_len, strlen(l->token) };
 	redisReply	*r;
 	int		 result;
 
-	result = lock_call(l, &script_release, 2, 1, args, lens, 0, &r);
+	result = lock_call(l, &script_release, 3, 1, args, lens, 0, &r);
 	if (result != CONN_OK)
 		return (conn_exit_code(result));
 	return (lock_owner_reply(l, "release", r));

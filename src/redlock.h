@@ -215,6 +215,8 @@ int	 conn_exit_code(int);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);
+int	 conn_command_capped(struct conn *, int, const char **,
+	     const size_t *, int64_t, int64_t, struct redisReply **);
 void	 conn_command_many(struct conn **, size_t, int, const char **,
 	     const size_t *, int64_t, struct redisReply **, int *);
 
@@ -254,6 +256,9 @@ struct lock {
 	size_t		 fence_key_len;
 	char		*meta_key;
 	size_t		 meta_key_len;
+	char		*wake_key;	/* release pushes, one waiter pops */
+	size_t		 wake_key_len;
+	int		 cannot_block;	/* server without fractional BLPOP */
 	char		*token;		/* ours: generated or given */
 	int64_t		 ttl_ms;
 	int64_t		 fence;

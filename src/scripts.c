@@ -60,16 +60,23 @@ struct script script_acquire = { "acquire",
 };
 
 /*
- * release: compare-and-delete.
- *   KEYS[1] lock, KEYS[2] metadata hash; ARGV[1] token
+ * release: compare-and-delete, and wake one waiter.
+ *   KEYS[1] lock, KEYS[2] metadata hash, KEYS[3] wake list; ARGV[1] token
  *   returns 1 released, 0 no lock (it expired), -1 held by another token.
  * Race closed: GET then DEL as two round trips would delete the next
  * holder's lock if ours expired in between.
+ * Waking: the wake list holds at most one element.  Exactly one waiter
+ * blocked in BLPOP takes it, so a release causes one attempt, not one per
+ * waiter.  If nobody is blocked, the element waits (for a while) for the
+ * next waiter, so a release between a waiter's failed attempt and its
+ * BLPOP is not missed; at worst it costs one spare attempt.
  */
 struct script script_release = { "release",
 	"local cur = redis.call('GET', KEYS[1])\n"
 	"if cur == ARGV[1] then\n"
-	"  redis.call('DEL', KEYS[1], KEYS[2])\n"
+	"  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])\n"
+	"  redis.call('RPUSH', KEYS[3], '1')\n"
+	"  redis.call('PEXPIRE', KEYS[3], 10000)\n"
 	"  return 1\n"
 	"end\n"
 	"if cur then return -1 end\n"
