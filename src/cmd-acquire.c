@@ -12,13 +12,13 @@ static int	cmd_acquire_exec(struct global_opts *, struct cmd_args *);
 
 static const int cmd_acquire_longopts[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
-	OPT_JSON, 0
+	OPT_JSON, OPT_LIMIT, OPT_FAIR, 0
 };
 
 const struct cmd_entry cmd_acquire_entry = {
 	.name = "acquire",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
-	    "[--json]",
+	    "[--limit N] [--fair] [--json]",
 	.summary = "Take the lock and print its token; wait for it unless "
 	    "-n or -w.",
 	.shortopts = "t:nw:E:",
@@ -35,6 +35,8 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 	int		 rc;
 
 	lock_init(&l, g, a->key);
+	l.limit = a->limit;
+	l.is_fair = a->fair;
 	if (a->token != NULL)
 		(void)lock_set_token(&l, a->token);
 	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, "manual");

@@ -8,11 +8,11 @@
 
 static int	cmd_extend_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_extend_longopts[] = { OPT_TOKEN, OPT_TTL, 0 };
+static const int cmd_extend_longopts[] = { OPT_TOKEN, OPT_TTL, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_extend_entry = {
 	.name = "extend",
-	.usage = "KEY [--token TOK] [-t TTL]",
+	.usage = "KEY [--token TOK] [-t TTL] [--limit N]",
 	.summary = "Set the TTL of the lock held by TOK (default "
 	    "$REDLOCK_TOKEN) to TTL from now; exit 3 if TOK does not hold it.",
 	.shortopts = "t:",
@@ -33,6 +33,7 @@ cmd_extend_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_USAGE);
 	}
 	lock_init(&l, g, a->key);
+	l.limit = a->limit;
 	(void)lock_set_token(&l, a->token);
 	rc = lock_extend(&l, a->ttl_ms, 0);
 	if (rc == EXIT_OK) {

@@ -8,11 +8,11 @@
 
 static int	cmd_release_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_release_longopts[] = { OPT_TOKEN, 0 };
+static const int cmd_release_longopts[] = { OPT_TOKEN, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
-	.usage = "KEY [--token TOK]",
+	.usage = "KEY [--token TOK] [--limit N]",
 	.summary = "Release the lock held by TOK (default $REDLOCK_TOKEN); "
 	    "exit 3 if TOK does not hold it.",
 	.shortopts = "",
@@ -32,6 +32,7 @@ cmd_release_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_USAGE);
 	}
 	lock_init(&l, g, a->key);
+	l.limit = a->limit;
 	(void)lock_set_token(&l, a->token);
 	rc = lock_release(&l);
 	if (rc == EXIT_OK)

@@ -18,12 +18,13 @@ static char	*cmd_run_describe(char **);
 static const int cmd_run_longopts[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
-	OPT_MIN_HOLD, OPT_SHELL_COMMAND, 0
+	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--renew DUR] "
+	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N] [--fair] "
+	    "[--renew DUR] "
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
 	    "[--jitter DUR] [--min-hold DUR] (-- CMD [ARG...] | -c 'SHELL "
 	    "COMMAND')",
@@ -85,6 +86,8 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	start = clock_mono_ns();
 	described = cmd_run_describe(argv);
 	lock_init(&l, g, a->key);
+	l.limit = a->limit;
+	l.is_fair = a->fair;
 	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, described);
 	free(described);
 	if (rc == EXIT_BUSY) {

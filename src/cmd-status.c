@@ -1,6 +1,7 @@
 /*
  * status KEY: who holds the lock.  Exit 0 when held, 1 when free, like
- * `systemctl is-active`, so scripts can test it directly.
+ * `systemctl is-active`, so scripts can test it directly.  With --limit,
+ * every holder of the semaphore.
  */
 
 #include <stdio.h>
@@ -14,16 +15,17 @@
 #define STATUS_TOKEN_SHOWN	8
 
 static int	cmd_status_exec(struct global_opts *, struct cmd_args *);
-static void	cmd_status_text(const char *, const struct lock_holder *,
-		    const char *, const char *);
-static void	cmd_status_json(const char *, const struct lock_holder *,
-		    const char *, const char *);
+static void	cmd_status_text(const struct lock_holder *);
+static void	cmd_status_json(const struct lock_holder *);
+static void	cmd_status_token(const char *, char *, size_t);
+static void	cmd_status_since(int64_t, char *, size_t);
+static void	cmd_status_line(const char *, const char *);
 
-static const int cmd_status_longopts[] = { OPT_JSON, 0 };
+static const int cmd_status_longopts[] = { OPT_JSON, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_status_entry = {
 	.name = "status",
-	.usage = "KEY [--json]",
+	.usage = "KEY [--limit N] [--json]",
 	.summary = "Show who holds the lock; exit 0 if held, 1 if free.",
 	.shortopts = "",
 	.longopts = cmd_status_longopts,
@@ -31,40 +33,67 @@ const struct cmd_entry cmd_status_entry = {
 };
 
 static void
-cmd_status_text(const char *key, const struct lock_holder *h,
-    const char *token, const char *since)
+cmd_status_token(const char *token, char *out, size_t len)
 {
-	char	 safe[512];
+	size_t n = strlen(token);
 
-	log_sanitize(safe, sizeof(safe), key, strlen(key));
-	(void)printf("key: %s\n", safe);
-	(void)printf("token: %s\n", token);
-	(void)printf("ttl_ms: %lld\n", (long long)h->ttl_ms);
-	if (h->fence >= 0)
-		(void)printf("fence: %lld\n", (long long)h->fence);
-	if (h->host != NULL) {
-		log_sanitize(safe, sizeof(safe), h->host, strlen(h->host));
-		(void)printf("host: %s\n", safe);
-	}
-	if (h->pid >= 0)
-		(void)printf("pid: %lld\n", (long long)h->pid);
-	if (h->command != NULL) {
-		log_sanitize(safe, sizeof(safe), h->command,
-		    strlen(h->command));
-		(void)printf("command: %s\n", safe);
-	}
-	if (*since != '\0')
-		(void)printf("since: %s\n", since);
+	log_sanitize(out, len, token, n > STATUS_TOKEN_SHOWN ?
+	    STATUS_TOKEN_SHOWN : n);
+	if (n > STATUS_TOKEN_SHOWN && strlen(out) + 4 <= len)
+		(void)strcat(out, "...");
 }
 
 static void
-cmd_status_json(const char *key, const struct lock_holder *h,
-    const char *token, const char *since)
+cmd_status_since(int64_t since_ms, char *out, size_t len)
 {
-	(void)fputs("{\"key\":", stdout);
-	json_string(key);
-	(void)fputs(",\"held\":true,\"token\":", stdout);
-	json_string(token);
+	struct tm	tm;
+	time_t		t = (time_t)(since_ms / 1000);
+
+	out[0] = '\0';
+	if (since_ms > 0 && gmtime_r(&t, &tm) != NULL)
+		(void)strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* "name: value", with the value made safe for a terminal. */
+static void
+cmd_status_line(const char *name, const char *value)
+{
+	char safe[1100];
+
+	log_sanitize(safe, sizeof(safe), value, strlen(value));
+	(void)printf("%s: %s\n", name, safe);
+}
+
+static void
+cmd_status_text(const struct lock_holder *h)
+{
+	char buf[64];
+
+	cmd_status_token(h->token, buf, sizeof(buf));
+	cmd_status_line("token", buf);
+	(void)printf("ttl_ms: %lld\n", (long long)h->ttl_ms);
+	if (h->fence >= 0)
+		(void)printf("fence: %lld\n", (long long)h->fence);
+	if (h->host != NULL)
+		cmd_status_line("host", h->host);
+	if (h->pid >= 0)
+		(void)printf("pid: %lld\n", (long long)h->pid);
+	if (h->command != NULL)
+		cmd_status_line("command", h->command);
+	cmd_status_since(h->since_ms, buf, sizeof(buf));
+	if (buf[0] != '\0')
+		(void)printf("since: %s\n", buf);
+}
+
+/* One holder's fields, without braces, for either JSON shape. */
+static void
+cmd_status_json(const struct lock_holder *h)
+{
+	char buf[64];
+
+	cmd_status_token(h->token, buf, sizeof(buf));
+	(void)fputs("\"token\":", stdout);
+	json_string(buf);
 	(void)printf(",\"ttl_ms\":%lld", (long long)h->ttl_ms);
 	if (h->fence >= 0)
 		(void)printf(",\"fence\":%lld", (long long)h->fence);
@@ -78,60 +107,64 @@ cmd_status_json(const char *key, const struct lock_holder *h,
 		(void)fputs(",\"command\":", stdout);
 		json_string(h->command);
 	}
-	if (*since != '\0') {
+	cmd_status_since(h->since_ms, buf, sizeof(buf));
+	if (buf[0] != '\0') {
 		(void)fputs(",\"since\":", stdout);
-		json_string(since);
+		json_string(buf);
 	}
-	(void)fputs("}\n", stdout);
 }
 
 static int
 cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock		l;
-	struct lock_holder	h;
-	struct tm		tm;
-	time_t			t;
-	char			token[STATUS_TOKEN_SHOWN + 4];
-	char			since[64] = "";
-	int			rc;
+	struct lock		 l;
+	struct lock_holder	*hs;
+	size_t			 n, i;
+	int			 rc;
 
 	lock_init(&l, g, a->key);
-	rc = lock_status(&l, &h);
-	if (rc != EXIT_OK) {
+	l.limit = a->limit;
+	if ((rc = lock_status(&l, &hs, &n)) != EXIT_OK) {
 		log_warnx("%s", l.err);
 		lock_free(&l);
 		return (rc);
 	}
-	if (!h.held) {
-		if (a->json) {
-			(void)fputs("{\"key\":", stdout);
-			json_string(a->key);
-			(void)fputs(",\"held\":false}\n", stdout);
-		} else
-			(void)puts("free");
-		rc = EXIT_BUSY;		/* 1: "free", as the contract says */
-		goto out;
+	if (a->json) {
+		(void)fputs("{\"key\":", stdout);
+		json_string(a->key);
+		(void)printf(",\"held\":%s", n > 0 ? "true" : "false");
+		if (a->limit > 0) {
+			(void)printf(",\"limit\":%lld,\"holders\":[",
+			    (long long)a->limit);
+			for (i = 0; i < n; i++) {
+				(void)fputs(i ? ",{" : "{", stdout);
+				cmd_status_json(&hs[i]);
+				(void)fputs("}", stdout);
+			}
+			(void)fputs("]", stdout);
+		} else if (n > 0) {
+			(void)fputs(",", stdout);
+			cmd_status_json(&hs[0]);
+		}
+		(void)fputs("}\n", stdout);
+	} else if (n == 0)
+		(void)puts("free");
+	else {
+		cmd_status_line("key", a->key);
+		if (a->limit > 0)
+			(void)printf("limit: %lld\nholders: %zu\n",
+			    (long long)a->limit, n);
+		for (i = 0; i < n; i++) {
+			if (a->limit > 0)
+				(void)puts("");
+			cmd_status_text(&hs[i]);
+		}
 	}
-	log_sanitize(token, sizeof(token), h.token,
-	    strlen(h.token) > STATUS_TOKEN_SHOWN ? STATUS_TOKEN_SHOWN :
-	    strlen(h.token));
-	if (strlen(h.token) > STATUS_TOKEN_SHOWN)
-		(void)strcat(token, "...");
-	if (h.since_ms > 0) {
-		t = (time_t)(h.since_ms / 1000);
-		if (gmtime_r(&t, &tm) != NULL)
-			(void)strftime(since, sizeof(since),
-			    "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
-	if (a->json)
-		cmd_status_json(a->key, &h, token, since);
-	else
-		cmd_status_text(a->key, &h, token, since);
-out:
+	/* 1 means "free", as the contract says. */
+	rc = n > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
-	lock_holder_free(&h);
+	lock_holders_free(hs, n);
 	lock_free(&l);
 	return (rc);
 }

@@ -72,6 +72,8 @@ static const struct {
 	{ { "jitter", required_argument, NULL, OPT_JITTER }, 0 },
 	{ { "min-hold", required_argument, NULL, OPT_MIN_HOLD }, 0 },
 	{ { "command", required_argument, NULL, OPT_SHELL_COMMAND }, 0 },
+	{ { "limit", required_argument, NULL, OPT_LIMIT }, 0 },
+	{ { "fair", no_argument, NULL, OPT_FAIR }, 0 },
 	{ { NULL, 0, NULL, 0 }, 0 }
 };
 
@@ -79,6 +81,7 @@ static struct option	*cmd_longopts(const struct cmd_entry *);
 static int	 cmd_global_option(int, const char *, struct global_opts *);
 static int	 cmd_duration(const char *, const char *, int64_t *, int);
 static int	 cmd_exit_code(const char *, const char *, int *);
+static int	 cmd_limit(const char *, int64_t *);
 static int	 cmd_getopt_error(const char *, int, char **, int);
 static int	 cmd_read_password_file(struct global_opts *);
 static void	 cmd_split_urls(struct global_opts *, const char *);
@@ -206,6 +209,25 @@ cmd_exit_code(const char *option, const char *value, int *code)
 		return (EXIT_USAGE);
 	}
 	*code = (int)v;
+	return (0);
+}
+
+/* --limit: how many holders a semaphore admits, 1 to a million. */
+static int
+cmd_limit(const char *value, int64_t *limit)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (*value < '0' || *value > '9' || *end != '\0' || errno != 0 ||
+	    v < 1 || v > 1000000) {
+		log_warnx("invalid --limit '%s': not a number from 1 to "
+		    "1000000", value);
+		return (EXIT_USAGE);
+	}
+	*limit = v;
 	return (0);
 }
 
@@ -418,6 +440,12 @@ cmd_parse(const struct cmd_entry *e, int argc, char **argv,
 			break;
 		case OPT_SHELL_COMMAND:
 			a->shell_command = optarg;
+			break;
+		case OPT_LIMIT:
+			rc = cmd_limit(optarg, &a->limit);
+			break;
+		case OPT_FAIR:
+			a->fair = 1;
 			break;
 		default:
 			rc = cmd_global_option(ch, optarg, g);
@@ -653,6 +681,17 @@ cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 {
 	char waited[32];
 
+	if (a->limit > 0 && a->wait_ms == 0) {
+		log_busy("lock '%s' has no free slot (limit %lld)", l->user_key,
+		    (long long)a->limit);
+		return;
+	}
+	if (a->limit > 0) {
+		duration_format(a->wait_ms, waited, sizeof(waited));
+		log_busy("lock '%s' still has no free slot (limit %lld) after "
+		    "%s", l->user_key, (long long)a->limit, waited);
+		return;
+	}
 	if (a->wait_ms == 0) {
 		log_busy("lock '%s' is held by another owner", l->user_key);
 		return;

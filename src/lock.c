@@ -16,25 +16,12 @@
 
 #include "redlock.h"
 
-/*
- * A waiter is woken by the release itself (BLPOP on the wake list, see
- * scripts.c), or just after the holder's TTL ends.  This slow, jittered
- * poll is only the last resort, for a wake-up that was lost because the
- * waiter it went to died before using it.
- */
-#define LOCK_FALLBACK_POLL_MS	2000
-#define LOCK_POLL_MS		50	/* servers without a usable BLPOP */
 #define LOCK_RETRY_MIN_MS	20
 
-static int	 lock_call(struct lock *, struct script *, int, int,
-		     const char **, const size_t *, int64_t, redisReply **);
-static int	 lock_unexpected(struct lock *, const char *, redisReply *,
-		     const char *);
 static const char *lock_type_name(int);
 static int	 lock_owner_reply(struct lock *, const char *, redisReply *);
 static void	 lock_forget_attempt(struct lock *);
-static int	 lock_wait_for_release(struct lock *, int64_t);
-static char	*lock_reply_str(redisReply *);
+static void	 lock_type_clash(struct lock *);
 
 /*
  * The drift allowance of the Redlock algorithm: clocks of client and
@@ -132,6 +119,12 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	    &l->meta_key_len);
 	l->wake_key = lock_companion_key(l->key, l->key_len, "wake",
 	    &l->wake_key_len);
+	l->queue_key = lock_companion_key(l->key, l->key_len, "queue",
+	    &l->queue_key_len);
+	l->lease_key = lock_companion_key(l->key, l->key_len, "leases",
+	    &l->lease_key_len);
+	l->wake_prefix = lock_companion_key(l->key, l->key_len, "wake:",
+	    &l->wake_prefix_len);
 	l->fence = -1;
 }
 
@@ -144,6 +137,9 @@ lock_free(struct lock *l)
 	free(l->fence_key);
 	free(l->meta_key);
 	free(l->wake_key);
+	free(l->queue_key);
+	free(l->lease_key);
+	free(l->wake_prefix);
 	freezero_str(l->token);
 	memset(l, 0, sizeof(*l));
 }
@@ -164,7 +160,7 @@ lock_set_token(struct lock *l, const char *token)
  * a restart, BUSY with a slow script, failover in progress) until the I/O
  * timeout has passed since the first try, or cap_ns.
  */
-static int
+int
 lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
     const char **args, const size_t *lens, int64_t cap_ns, redisReply **reply)
 {
@@ -188,10 +184,47 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 		    3 ? tries : 3)));
 		tries++;
 	}
-	if (result != CONN_OK)
+	l->fail_code = 0;
+	if (result != CONN_OK) {
 		(void)snprintf(l->err, sizeof(l->err), "%s",
 		    conn_error(l->conn));
+		if (result == CONN_SERVER_ERROR)
+			lock_type_clash(l);
+	}
 	return (result);
+}
+
+/*
+ * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
+ * lock the caller takes it for: say so in the caller's terms.
+ */
+static void
+lock_type_clash(struct lock *l)
+{
+	const char	*p = strstr(l->err, ": REDLOCK-TYPE ");
+	char		 kind[32];
+
+	if (p == NULL)
+		return;
+	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
+	if (l->limit == 0 && strcmp(kind, "zset") == 0) {
+		(void)snprintf(l->err, sizeof(l->err), "lock '%s' is a "
+		    "semaphore: use --limit", l->user_key);
+		l->fail_code = EXIT_USAGE;
+	} else if (l->limit > 0 && strcmp(kind, "string") == 0) {
+		(void)snprintf(l->err, sizeof(l->err), "lock '%s' is a mutex: "
+		    "it cannot be used with --limit", l->user_key);
+		l->fail_code = EXIT_USAGE;
+	} else
+		(void)snprintf(l->err, sizeof(l->err), "key '%s' holds a %s, "
+		    "not a lock", l->key, kind);
+}
+
+/* The exit code for a failed lock_call(). */
+int
+lock_fail_code(const struct lock *l, int result)
+{
+	return (l->fail_code != 0 ? l->fail_code : conn_exit_code(result));
 }
 
 static const char *
@@ -215,7 +248,7 @@ lock_type_name(int type)
 	}
 }
 
-static int
+int
 lock_unexpected(struct lock *l, const char *what, redisReply *r,
     const char *expected)
 {
@@ -236,16 +269,14 @@ lock_unexpected(struct lock *l, const char *what, redisReply *r,
 static void
 lock_forget_attempt(struct lock *l)
 {
-	const char	*args[4] = { l->key, l->meta_key, l->wake_key,
-			     l->token };
-	size_t		 lens[4] = { l->key_len, l->meta_key_len,
-			     l->wake_key_len, strlen(l->token) };
 	redisReply	*r = NULL;
 
 	conn_close(l->conn);
-	(void)script_call(l->conn, &script_release, 3, 1, args, lens, 0, &r);
+	(void)lock_release_call(l, &r);
 	if (r != NULL)
 		freeReplyObject(r);
+	if (l->is_fair)
+		lock_leave_queue(l);
 }
 
 /*
@@ -259,9 +290,10 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
     const char *command)
 {
 	redisReply	*r;
-	const char	*args[9];
-	size_t		 lens[9];
-	char		 ttl[32], pid[32], since[32], host[256];
+	const char	*args[15];
+	size_t		 lens[15];
+	char		 ttl[32], pid[32], since[32], host[256], limit[32];
+	char		 lease[32];
 	int64_t		 deadline_ns = 0, start, now;
 	int		 result, i;
 
@@ -278,6 +310,9 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	(void)snprintf(lease, sizeof(lease), "%d", l->is_fair ?
+	    LOCK_FAIR_LEASE_MS : 0);
 	if (wait_ms != WAIT_FOREVER)
 		deadline_ns = clock_mono_ns() + clock_ms_to_ns(wait_ms);
 	args[0] = l->key;
@@ -286,28 +321,37 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	lens[1] = l->fence_key_len;
 	args[2] = l->meta_key;
 	lens[2] = l->meta_key_len;
-	args[3] = l->token;
-	args[4] = ttl;
-	args[5] = host;
-	args[6] = pid;
-	args[7] = command;
-	args[8] = since;
+	args[3] = l->queue_key;
+	lens[3] = l->queue_key_len;
+	args[4] = l->lease_key;
+	lens[4] = l->lease_key_len;
+	args[5] = l->wake_key;
+	lens[5] = l->wake_key_len;
+	args[6] = l->token;
+	args[7] = ttl;
+	args[8] = host;
+	args[9] = pid;
+	args[10] = command;
+	args[11] = since;
+	args[12] = limit;
+	args[13] = lease;
+	args[14] = l->wake_prefix;
 	for (;;) {
 		(void)snprintf(since, sizeof(since), "%lld",
 		    (long long)clock_wall_ms());
-		for (i = 3; i < 9; i++)
+		for (i = 6; i < 15; i++)
 			lens[i] = strlen(args[i]);
 		start = clock_mono_ns();
 		/* The wait deadline decides whether to try again; an
 		 * attempt under way always gets its full I/O timeout. */
-		result = lock_call(l, &script_acquire, 3, 6, args, lens, 0,
+		result = lock_call(l, &script_acquire, 6, 9, args, lens, 0,
 		    &r);
 		if (result != CONN_OK) {
 			if (result == CONN_UNAVAILABLE ||
 			    result == CONN_PROTOCOL ||
 			    result == CONN_TRANSIENT)
 				lock_forget_attempt(l);
-			return (conn_exit_code(result));
+			return (lock_fail_code(l, result));
 		}
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_INTEGER ||
@@ -328,81 +372,16 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		l->busy_ttl_ms = r->element[1]->integer;
 		freeReplyObject(r);
 		now = clock_mono_ns();
-		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns))
+		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
+			if (l->is_fair)
+				lock_leave_queue(l);
 			return (EXIT_BUSY);
+		}
 		if ((result = lock_wait_for_release(l, deadline_ns)) != 0)
 			return (result);
 		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
 			wait_ms = 0;	/* one last attempt at the deadline */
 	}
-}
-
-/*
- * Block until the holder releases (BLPOP on the wake list), the holder's
- * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
- * Returns 0 to attempt again, or the exit code of a failure.
- */
-static int
-lock_wait_for_release(struct lock *l, int64_t deadline_ns)
-{
-	redisReply	*r = NULL;
-	const char	*argv[3];
-	size_t		 lens[3];
-	char		 timeout[32];
-	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
-	int		 result, is_exact = 0;
-
-	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
-	block_ms = LOCK_FALLBACK_POLL_MS * 3 / 4 + (int64_t)(token_random_u64()
-	    % (LOCK_FALLBACK_POLL_MS / 2 + 1));
-	if (l->busy_ttl_ms > 0 && l->busy_ttl_ms + 1 < block_ms) {
-		block_ms = l->busy_ttl_ms + 1;
-		is_exact = 1;
-	}
-	if (l->cannot_block && block_ms > LOCK_POLL_MS)
-		block_ms = LOCK_POLL_MS;
-	if (deadline_ns > 0 && now + clock_ms_to_ns(block_ms) > deadline_ns) {
-		block_ms = (deadline_ns - now) / 1000000;
-		is_exact = 1;
-	}
-	if (block_ms <= 0)
-		return (0);
-	if (l->cannot_block) {
-		clock_sleep_ns(clock_ms_to_ns(block_ms));
-		return (0);
-	}
-	(void)snprintf(timeout, sizeof(timeout), "%.3f",
-	    (double)block_ms / 1000.0);
-	argv[0] = "BLPOP";
-	lens[0] = 5;
-	argv[1] = l->wake_key;
-	lens[1] = l->wake_key_len;
-	argv[2] = timeout;
-	lens[2] = strlen(timeout);
-	/*
-	 * The server checks blocking timeouts only on its event loop's tick
-	 * (100 ms at the default hz), so when the moment matters (holder's
-	 * expiry, our -w deadline) we stop waiting ourselves, at the cost of
-	 * a reconnect for the next attempt.
-	 */
-	cap_ns = is_exact ? now + clock_ms_to_ns(block_ms) : 0;
-	result = conn_command_capped(l->conn, 3, argv, lens,
-	    clock_ms_to_ns(block_ms), cap_ns, &r);
-	if (result == CONN_UNAVAILABLE && cap_ns > 0 &&
-	    clock_mono_ns() >= cap_ns)
-		result = CONN_OK;
-	if (r != NULL)
-		freeReplyObject(r);
-	if (result == CONN_OK)
-		return (0);
-	if (result == CONN_SERVER_ERROR) {
-		/* Redis before 6.0 takes whole seconds only: poll instead. */
-		log_debug("%s; polling instead", conn_error(l->conn));
-		l->cannot_block = 1;
-		return (0);
-	}
-	(void)snprintf(l->err, sizeof(l->err), "%s", conn_error(l->conn));
-	return (conn_exit_code(result));
 }
 
 /* Interpret the 1 / 0 / -1 answer of release and extend. */
@@ -421,19 +400,42 @@ lock_owner_reply(struct lock *l, const char *what, redisReply *r)
 	return (EXIT_NOT_OWNER);
 }
 
+/* Run the release script; the caller interprets *r. */
+int
+lock_release_call(struct lock *l, redisReply **r)
+{
+	const char	*args[8];
+	size_t		 lens[8];
+	char		 limit[32];
+
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	args[0] = l->key;
+	lens[0] = l->key_len;
+	args[1] = l->fence_key;
+	lens[1] = l->fence_key_len;
+	args[2] = l->meta_key;
+	lens[2] = l->meta_key_len;
+	args[3] = l->wake_key;
+	lens[3] = l->wake_key_len;
+	args[4] = l->queue_key;
+	lens[4] = l->queue_key_len;
+	args[5] = l->token;
+	lens[5] = strlen(l->token);
+	args[6] = limit;
+	lens[6] = strlen(limit);
+	args[7] = l->wake_prefix;
+	lens[7] = l->wake_prefix_len;
+	return (lock_call(l, &script_release, 5, 3, args, lens, 0, r));
+}
+
 int
 lock_release(struct lock *l)
 {
-	const char	*args[4] = { l->key, l->meta_key, l->wake_key,
-			     l->token };
-	size_t		 lens[4] = { l->key_len, l->meta_key_len,
-			     l->wake_key_len, strlen(l->token) };
 	redisReply	*r;
 	int		 result;
 
-	result = lock_call(l, &script_release, 3, 1, args, lens, 0, &r);
-	if (result != CONN_OK)
-		return (conn_exit_code(result));
+	if ((result = lock_release_call(l, &r)) != CONN_OK)
+		return (lock_fail_code(l, result));
 	return (lock_owner_reply(l, "release", r));
 }
 
@@ -444,25 +446,29 @@ lock_release(struct lock *l)
 int
 lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
-	const char	*args[4];
-	size_t		 lens[4];
-	char		 ttl[32];
+	const char	*args[6];
+	size_t		 lens[6];
+	char		 ttl[32], limit[32];
 	redisReply	*r;
 	int64_t		 start = clock_mono_ns();
-	int		 result, rc;
+	int		 result, rc, i;
 
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
 	args[0] = l->key;
 	lens[0] = l->key_len;
-	args[1] = l->meta_key;
-	lens[1] = l->meta_key_len;
-	args[2] = l->token;
-	lens[2] = strlen(l->token);
-	args[3] = ttl;
-	lens[3] = strlen(ttl);
-	result = lock_call(l, &script_extend, 2, 2, args, lens, cap_ns, &r);
+	args[1] = l->fence_key;
+	lens[1] = l->fence_key_len;
+	args[2] = l->meta_key;
+	lens[2] = l->meta_key_len;
+	args[3] = l->token;
+	args[4] = ttl;
+	args[5] = limit;
+	for (i = 3; i < 6; i++)
+		lens[i] = strlen(args[i]);
+	result = lock_call(l, &script_extend, 3, 3, args, lens, cap_ns, &r);
 	if (result != CONN_OK)
-		return (conn_exit_code(result));
+		return (lock_fail_code(l, result));
 	rc = lock_owner_reply(l, "extend", r);
 	if (rc == EXIT_OK) {
 		l->ttl_ms = ttl_ms;
@@ -472,110 +478,3 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	return (rc);
 }
 
-static char *
-lock_reply_str(redisReply *r)
-{
-	char *s;
-
-	if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)
-		return (NULL);
-	s = xmalloc(r->len + 1);
-	memcpy(s, r->str, r->len);
-	s[r->len] = '\0';
-	return (s);
-}
-
-/*
- * Who holds the lock.  Returns EXIT_OK with *h filled (h->held 0 or 1), or
- * the exit code of a failure.
- */
-int
-lock_status(struct lock *l, struct lock_holder *h)
-{
-	const char	*args[2] = { l->key, l->meta_key };
-	size_t		 lens[2] = { l->key_len, l->meta_key_len };
-	redisReply	*r, *meta, *f, *v;
-	char		*field, *end;
-	size_t		 i;
-	int		 result;
-
-	memset(h, 0, sizeof(*h));
-	h->fence = -1;
-	h->pid = -1;
-	result = lock_call(l, &script_status, 2, 0, args, lens, 0, &r);
-	if (result != CONN_OK)
-		return (conn_exit_code(result));
-	if (r->type != REDIS_REPLY_ARRAY)
-		return (lock_unexpected(l, "status", r, "array"));
-	if (r->elements == 0) {
-		freeReplyObject(r);
-		return (EXIT_OK);
-	}
-	if (r->elements != 3 || r->element[0]->type != REDIS_REPLY_STRING ||
-	    r->element[1]->type != REDIS_REPLY_INTEGER ||
-	    r->element[2]->type != REDIS_REPLY_ARRAY)
-		return (lock_unexpected(l, "status", r,
-		    "array of token, ttl and metadata"));
-	h->held = 1;
-	h->token = lock_reply_str(r->element[0]);
-	h->ttl_ms = r->element[1]->integer;
-	h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
-	meta = r->element[2];
-	/* The metadata describes this holder only if it names its token. */
-	for (i = 0; i + 1 < meta->elements; i += 2) {
-		f = meta->element[i];
-		v = meta->element[i + 1];
-		if (f->type == REDIS_REPLY_STRING && f->len == 5 &&
-		    memcmp(f->str, "token", 5) == 0 &&
-		    v->type == REDIS_REPLY_STRING &&
-		    v->len == strlen(h->token) &&
-		    memcmp(v->str, h->token, v->len) == 0)
-			break;
-	}
-	if (i + 1 < meta->elements) {
-		for (i = 0; i + 1 < meta->elements; i += 2) {
-			if ((field = lock_reply_str(meta->element[i])) ==
-			    NULL)
-				continue;
-			v = meta->element[i + 1];
-			if (strcmp(field, "host") == 0 && h->host == NULL)
-				h->host = lock_reply_str(v);
-			else if (strcmp(field, "command") == 0 &&
-			    h->command == NULL)
-				h->command = lock_reply_str(v);
-			else if (v->type == REDIS_REPLY_STRING &&
-			    v->len < 32 && v->len > 0 &&
-			    isdigit((unsigned char)v->str[0])) {
-				char num[32];
-				long long n;
-
-				memcpy(num, v->str, v->len);
-				num[v->len] = '\0';
-				errno = 0;
-				n = strtoll(num, &end, 10);
-				if (*end != '\0' || errno != 0) {
-					free(field);
-					continue;
-				}
-				if (strcmp(field, "fence") == 0)
-					h->fence = n;
-				else if (strcmp(field, "pid") == 0)
-					h->pid = n;
-				else if (strcmp(field, "since") == 0)
-					h->since_ms = n;
-			}
-			free(field);
-		}
-	}
-	freeReplyObject(r);
-	return (EXIT_OK);
-}
-
-void
-lock_holder_free(struct lock_holder *h)
-{
-	free(h->token);
-	free(h->host);
-	free(h->command);
-	memset(h, 0, sizeof(*h));
-}

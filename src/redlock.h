@@ -130,6 +130,8 @@ struct cmd_args {
 	int64_t		  min_hold_ms;
 	int		  lost_signal;
 	int		  lost_exit_code;
+	int64_t		  limit;	/* --limit N, 0 = mutex */
+	int		  fair;		/* --fair */
 	const char	 *shell_command;	/* run -c */
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
@@ -169,7 +171,9 @@ enum cmd_option {
 	OPT_CONNECT_TIMEOUT,
 	OPT_IO_TIMEOUT,
 	OPT_PREFIX,
-	OPT_SYSLOG
+	OPT_SYSLOG,
+	OPT_LIMIT,
+	OPT_FAIR
 };
 const struct cmd_entry *cmd_find(const char *);
 int	 cmd_parse_globals(int, char **, struct global_opts *);
@@ -226,6 +230,7 @@ extern struct script script_acquire;
 extern struct script script_release;
 extern struct script script_extend;
 extern struct script script_status;
+extern struct script script_leave;
 int	 script_call(struct conn *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct redisReply **);
 
@@ -235,7 +240,6 @@ enum lock_not_owner {
 	LOCK_OTHER		/* someone else holds it now */
 };
 struct lock_holder {
-	int		 held;
 	int		 ours;
 	char		*token;
 	int64_t		 ttl_ms;
@@ -258,7 +262,16 @@ struct lock {
 	size_t		 meta_key_len;
 	char		*wake_key;	/* release pushes, one waiter pops */
 	size_t		 wake_key_len;
+	char		*queue_key;	/* --fair: waiters in arrival order */
+	size_t		 queue_key_len;
+	char		*lease_key;	/* --fair: each waiter's lease */
+	size_t		 lease_key_len;
+	char		*wake_prefix;	/* --fair: + token = its wake list */
+	size_t		 wake_prefix_len;
+	int64_t		 limit;		/* --limit N: semaphore; 0 = mutex */
+	int		 is_fair;	/* --fair */
 	int		 cannot_block;	/* server without fractional BLPOP */
+	int		 fail_code;	/* exit code decided by lock_call */
 	char		*token;		/* ours: generated or given */
 	int64_t		 ttl_ms;
 	int64_t		 fence;
@@ -274,10 +287,22 @@ int	 lock_set_token(struct lock *, const char *);
 int	 lock_acquire(struct lock *, int64_t, int64_t, const char *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
-int	 lock_status(struct lock *, struct lock_holder *);
-void	 lock_holder_free(struct lock_holder *);
+int	 lock_status(struct lock *, struct lock_holder **, size_t *);
+void	 lock_holders_free(struct lock_holder *, size_t);
 int64_t	 lock_drift_ms(int64_t);
 char	*lock_companion_key(const char *, size_t, const char *, size_t *);
+/* for lock-*.c */
+#define LOCK_FAIR_LEASE_MS	3000
+int	 lock_call(struct lock *, struct script *, int, int, const char **,
+	     const size_t *, int64_t, struct redisReply **);
+int	 lock_fail_code(const struct lock *, int);
+int	 lock_unexpected(struct lock *, const char *, struct redisReply *,
+	     const char *);
+int	 lock_release_call(struct lock *, struct redisReply **);
+
+/* lock-wait.c */
+int	 lock_wait_for_release(struct lock *, int64_t);
+void	 lock_leave_queue(struct lock *);
 
 /* keyslot.c */
 unsigned int keyslot(const char *, size_t);

@@ -1,0 +1,118 @@
+/*
+ * Waiting for a busy lock without polling.
+ *
+ * The release script pushes one element to a wake list that waiters block
+ * on with BLPOP, so a release wakes exactly one waiter, at once.  A fair
+ * waiter (--fair) blocks on a list of its own that the release fills only
+ * when that waiter is at the head of the queue.  Each block is bounded by
+ * the holder's remaining TTL (an expiry sends no wake-up) and by a slow,
+ * jittered fallback poll: the last resort for a wake-up lost because the
+ * waiter it went to died before using it.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+#define LOCK_FALLBACK_POLL_MS	2000
+/* A fair waiter re-asserts its place (its lease) more often than the
+ * lease runs out: LOCK_FAIR_LEASE_MS. */
+#define LOCK_FAIR_POLL_MS	1000
+#define LOCK_POLL_MS		50	/* servers without a usable BLPOP */
+
+/*
+ * Block until the holder releases (BLPOP on the wake list), the holder's
+ * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
+ * Returns 0 to attempt again, or the exit code of a failure.
+ */
+int
+lock_wait_for_release(struct lock *l, int64_t deadline_ns)
+{
+	redisReply	*r = NULL;
+	const char	*argv[3];
+	size_t		 lens[3];
+	char		 timeout[32], *own = NULL;
+	int64_t		 poll_ms = l->is_fair ? LOCK_FAIR_POLL_MS :
+			     LOCK_FALLBACK_POLL_MS;
+	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
+	int		 result, is_exact = 0;
+
+	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
+	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
+	    (uint64_t)(poll_ms / 2 + 1));
+	if (l->busy_ttl_ms > 0 && l->busy_ttl_ms + 1 < block_ms) {
+		block_ms = l->busy_ttl_ms + 1;
+		is_exact = 1;
+	}
+	if (l->cannot_block && block_ms > LOCK_POLL_MS)
+		block_ms = LOCK_POLL_MS;
+	if (deadline_ns > 0 && now + clock_ms_to_ns(block_ms) > deadline_ns) {
+		block_ms = (deadline_ns - now) / 1000000;
+		is_exact = 1;
+	}
+	if (block_ms <= 0)
+		return (0);
+	if (l->cannot_block) {
+		clock_sleep_ns(clock_ms_to_ns(block_ms));
+		return (0);
+	}
+	(void)snprintf(timeout, sizeof(timeout), "%.3f",
+	    (double)block_ms / 1000.0);
+	argv[0] = "BLPOP";
+	lens[0] = 5;
+	/* A fair waiter waits for its own turn, not for any release. */
+	if (l->is_fair) {
+		own = xasprintf("%s%s", l->wake_prefix, l->token);
+		argv[1] = own;
+		lens[1] = strlen(own);
+	} else {
+		argv[1] = l->wake_key;
+		lens[1] = l->wake_key_len;
+	}
+	argv[2] = timeout;
+	lens[2] = strlen(timeout);
+	/*
+	 * The server checks blocking timeouts only on its event loop's tick
+	 * (100 ms at the default hz), so when the moment matters (holder's
+	 * expiry, our -w deadline) we stop waiting ourselves, at the cost of
+	 * a reconnect for the next attempt.
+	 */
+	cap_ns = is_exact ? now + clock_ms_to_ns(block_ms) : 0;
+	result = conn_command_capped(l->conn, 3, argv, lens,
+	    clock_ms_to_ns(block_ms), cap_ns, &r);
+	if (result == CONN_UNAVAILABLE && cap_ns > 0 &&
+	    clock_mono_ns() >= cap_ns)
+		result = CONN_OK;
+	free(own);
+	if (r != NULL)
+		freeReplyObject(r);
+	if (result == CONN_OK)
+		return (0);
+	if (result == CONN_SERVER_ERROR) {
+		/* Redis before 6.0 takes whole seconds only: poll instead. */
+		log_debug("%s; polling instead", conn_error(l->conn));
+		l->cannot_block = 1;
+		return (0);
+	}
+	(void)snprintf(l->err, sizeof(l->err), "%s", conn_error(l->conn));
+	return (conn_exit_code(result));
+}
+
+/* A fair waiter that gives up leaves the queue at once (best effort: its
+ * lease would drop it anyway). */
+void
+lock_leave_queue(struct lock *l)
+{
+	const char	*args[3] = { l->queue_key, l->lease_key, l->token };
+	size_t		 lens[3] = { l->queue_key_len, l->lease_key_len,
+			     strlen(l->token) };
+	redisReply	*r = NULL;
+
+	(void)script_call(l->conn, &script_leave, 2, 1, args, lens, 0, &r);
+	if (r != NULL)
+		freeReplyObject(r);
+}
