@@ -120,16 +120,23 @@ _redlock_cli()
 			# more pieces than words: find the same "--" there.
 			n=0
 			for ((i = 1; i <= dashdash; i++)); do
-				[[ ${words[i]} == -- ]] && ((n++))
+				if [[ ${words[i]} == -- ]]; then
+					n=$((n + 1))
+				fi
 			done
 			for ((raw = 1; raw < ${#COMP_WORDS[@]}; raw++)); do
-				[[ ${COMP_WORDS[raw]} == -- ]] && ((--n == 0)) && break
+				if [[ ${COMP_WORDS[raw]} == -- ]]; then
+					n=$((n - 1))
+					if ((n == 0)); then
+						break
+					fi
+				fi
 			done
 			_command_offset $((raw + 1))
 		elif ((cword == dashdash + 1)); then
 			mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
 		else
-			compopt -o filenames 2>/dev/null
+			compopt -o filenames 2>/dev/null || :
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi
 		return
@@ -145,7 +152,7 @@ _redlock_cli()
 		fi
 		return ;;
 	-u|--url)
-		compopt -o nospace 2>/dev/null
+		compopt -o nospace 2>/dev/null || :
 		_redlock_cli_reply "redis:// unix://"
 		if [[ $cur == *:* ]]; then
 			# readline replaces only the text after the last colon
@@ -158,7 +165,7 @@ _redlock_cli()
 		if declare -F _filedir >/dev/null 2>&1; then
 			_filedir
 		else
-			compopt -o filenames 2>/dev/null
+			compopt -o filenames 2>/dev/null || :
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi
 		return ;;

@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+#
+# Shell completions: the bash function answers as the man page documents, the
+# zsh and fish files parse, and the man page and the bash file list the same
+# options.  Needs no Redis and no built binary.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+ROOT="$BATS_TEST_DIRNAME/.."
+BASH_FILE="$ROOT/completions/redlock-cli.bash"
+ZSH_FILE="$ROOT/completions/_redlock-cli"
+FISH_FILE="$ROOT/completions/redlock-cli.fish"
+MAN_FILE="$ROOT/man/redlock-cli.1"
+
+setup() {
+	# shellcheck source=../completions/redlock-cli.bash
+	source "$BASH_FILE"
+}
+
+# complete_line LINE: call _redlock_cli as bash does with the cursor at the
+# end of LINE (words split at blanks only; a trailing blank starts a new,
+# empty word).
+complete_line() {
+	COMP_LINE=$1
+	COMP_POINT=${#COMP_LINE}
+	read -ra COMP_WORDS <<<"$COMP_LINE"
+	if [[ $COMP_LINE == *' ' ]]; then
+		COMP_WORDS+=('')
+	fi
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_redlock_cli
+}
+
+# complete_words LINE WORD...: the same, with COMP_WORDS given as bash splits
+# LINE, at blanks and at the characters of COMP_WORDBREAKS such as ':' and '='.
+complete_words() {
+	COMP_LINE=$1
+	COMP_POINT=${#COMP_LINE}
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_redlock_cli
+}
+
+reply() {
+	printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+assert_reply() {
+	assert_equal "$(reply)" "$1"
+}
+
+assert_reply_has() {
+	local w
+	for w in "${COMPREPLY[@]}"; do
+		[[ $w == "$1" ]] && return 0
+	done
+	fail "'$1' is not among: ${COMPREPLY[*]}"
+}
+
+refute_reply_has() {
+	local w
+	for w in "${COMPREPLY[@]}"; do
+		[[ $w == "$1" ]] && fail "'$1' should not be among: ${COMPREPLY[*]}"
+	done
+	return 0
+}
+
+# the long options named anywhere in the bash file, one a line
+bash_long_options() {
+	grep -v '^[[:space:]]*#' "$BASH_FILE" | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u
+}
+
+# the options, short and long, that the bash completion offers, one a line
+bash_offered_options() {
+	local verb
+	{
+		echo "$_redlock_cli_global"
+		for verb in acquire release extend run status; do
+			_redlock_cli_verb_opts "$verb"
+		done
+	} | tr -s ' \t' '\n' | grep -- '^-' | sort -u
+}
+
+@test "sourcing the bash file registers _redlock_cli for redlock-cli" {
+	run complete -p redlock-cli
+	assert_success
+	assert_output 'complete -F _redlock_cli redlock-cli'
+}
+
+@test "an empty first word completes to the verbs, in table order" {
+	complete_line 'redlock-cli '
+	assert_equal "${COMPREPLY[*]}" 'acquire release extend run status help'
+}
+
+@test "a verb prefix completes to that verb" {
+	complete_line 'redlock-cli ex'
+	assert_reply 'extend'
+}
+
+@test "a dash before the verb offers the global options" {
+	complete_line 'redlock-cli -'
+	assert_reply_has --url
+	assert_reply_has --syslog
+	assert_reply_has -V
+	refute_reply_has --json
+}
+
+@test "run --lo offers --lost-signal and --lost-exit-code" {
+	complete_line 'redlock-cli run --lo'
+	assert_reply '--lost-exit-code --lost-signal'
+}
+
+@test "run options are offered after the key too" {
+	complete_line 'redlock-cli run nightly --min'
+	assert_reply '--min-hold'
+}
+
+@test "--lost-signal offers signal names" {
+	complete_line 'redlock-cli run nightly --lost-signal '
+	assert_reply_has TERM
+	assert_reply_has KILL
+	assert_reply_has USR1
+}
+
+@test "--lost-signal SIG offers signal names with the SIG prefix" {
+	complete_line 'redlock-cli run nightly --lost-signal SIGT'
+	assert_reply_has SIGTERM
+	refute_reply_has TERM
+}
+
+@test "--lost-signal= offers signal names after the equals sign" {
+	complete_words 'redlock-cli run --lost-signal=' \
+	    redlock-cli run --lost-signal =
+	assert_reply_has TERM
+}
+
+@test "-u offers the URL schemes" {
+	complete_line 'redlock-cli -u '
+	assert_reply 'redis:// unix://'
+	complete_line 'redlock-cli status k --url '
+	assert_reply 'redis:// unix://'
+}
+
+@test "-u after a colon offers the rest of the scheme" {
+	complete_words 'redlock-cli -u redis:' redlock-cli -u redis :
+	assert_reply '//'
+}
+
+@test "acquire - offers its own options, --json among them, and the global ones" {
+	complete_line 'redlock-cli acquire -'
+	assert_reply_has --json
+	assert_reply_has --token
+	assert_reply_has -n
+	assert_reply_has --url
+	refute_reply_has --lost-signal
+}
+
+@test "release - offers --token but not --json" {
+	complete_line 'redlock-cli release k -'
+	assert_reply_has --token
+	refute_reply_has --json
+	refute_reply_has --ttl
+}
+
+@test "status - offers --json but not --ttl" {
+	complete_line 'redlock-cli status k -'
+	assert_reply_has --json
+	refute_reply_has --ttl
+}
+
+@test "global options after the verb do not hide it" {
+	complete_line 'redlock-cli -q --prefix app: -u redis://h:6379 run k --jit'
+	assert_reply '--jitter'
+}
+
+@test "help completes to the verbs" {
+	complete_line 'redlock-cli help '
+	assert_reply 'acquire extend release run status'
+}
+
+@test "-t completes to nothing" {
+	complete_line 'redlock-cli -t '
+	assert_reply ''
+	complete_line 'redlock-cli acquire k -t '
+	assert_reply ''
+}
+
+@test "options that take a duration, code, token, prefix or shell command complete to nothing" {
+	local opt
+	for opt in -t --ttl -w --wait --timeout --renew --kill-after --jitter \
+	    --min-hold --connect-timeout --io-timeout -E --conflict-exit-code \
+	    --lost-exit-code --token --prefix -c --command; do
+		complete_line "redlock-cli run k $opt "
+		assert_equal "$opt: $(reply)" "$opt: "
+	done
+}
+
+@test "the key completes to nothing" {
+	complete_line 'redlock-cli acquire '
+	assert_reply ''
+}
+
+@test "--password-file completes file names" {
+	touch "$BATS_TEST_TMPDIR/pass.txt"
+	complete_line "redlock-cli --password-file $BATS_TEST_TMPDIR/pas"
+	assert_reply "$BATS_TEST_TMPDIR/pass.txt"
+}
+
+@test "the word after run's -- completes to commands" {
+	complete_line 'redlock-cli run k -- bas'
+	assert_reply_has bash
+	refute_reply_has --lost-signal
+}
+
+@test "words after run's -- are not taken for redlock-cli options" {
+	complete_line 'redlock-cli run k -- ls --lo'
+	refute_reply_has --lost-signal
+	refute_reply_has --lost-exit-code
+}
+
+@test "a URL that bash split at its colons does not hide run's --" {
+	complete_words 'redlock-cli -u redis://h:6379 run k -- bas' \
+	    redlock-cli -u redis : //h : 6379 run k -- bas
+	assert_reply_has bash
+}
+
+@test "the answers are the same with the bash-completion package loaded" {
+	local bc=/usr/share/bash-completion/bash_completion
+	[[ -r $bc ]] || skip "bash-completion is not installed"
+	run bash -c '
+		source "$1" && source "$2" || exit 99
+		t() {
+			COMP_LINE=$1; COMP_POINT=${#1}
+			read -ra COMP_WORDS <<<"$1"
+			[[ $1 == *" " ]] && COMP_WORDS+=("")
+			COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+			COMPREPLY=(); _redlock_cli 2>/dev/null
+			echo "${COMPREPLY[*]}"
+		}
+		t "redlock-cli "
+		t "redlock-cli run --lo"
+		t "redlock-cli -u "
+		t "redlock-cli help "
+		t "redlock-cli acquire k -t "
+	' _ "$bc" "$BASH_FILE"
+	assert_success
+	assert_line -n 0 'acquire release extend run status help'
+	assert_line -n 1 '--lost-signal --lost-exit-code'
+	assert_line -n 2 'redis:// unix://'
+	assert_line -n 3 'acquire release extend run status'
+	assert_equal "${#lines[@]}" 4
+}
+
+@test "the bash file is shellcheck clean" {
+	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
+	run shellcheck -s bash "$BASH_FILE"
+	assert_success
+	assert_output ''
+}
+
+@test "the zsh file parses with zsh -n" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	run zsh -n "$ZSH_FILE"
+	assert_success
+	assert_output ''
+}
+
+@test "the zsh file starts with #compdef redlock-cli" {
+	run head -n 1 "$ZSH_FILE"
+	assert_output '#compdef redlock-cli'
+}
+
+@test "the fish file parses with fish --no-execute" {
+	command -v fish >/dev/null || skip "fish is not installed"
+	run fish --no-execute "$FISH_FILE"
+	assert_success
+	assert_output ''
+}
+
+@test "fish completes run --lo to the lost-lock options" {
+	command -v fish >/dev/null || skip "fish is not installed"
+	run fish --no-config -c 'source $argv[1]; complete -C"redlock-cli run --lo" | string replace -r "\t.*" ""' "$FISH_FILE"
+	assert_success
+	assert_output $'--lost-exit-code\n--lost-signal'
+}
+
+# the long options in the SYNOPSIS of the man page, without dashes
+synopsis_long_options() {
+	sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$MAN_FILE" |
+	    grep -oE 'Fl -[a-z][a-z0-9-]*' | sed 's/^Fl -//' | sort -u
+}
+
+@test "every long option in the man page synopsis is in the bash completion file" {
+	local opt missing="" count=0
+	local -a known
+	mapfile -t known < <(bash_long_options)
+	while read -r opt; do
+		count=$((count + 1))
+		[[ " ${known[*]} " == *" --$opt "* ]] || missing+=" --$opt"
+	done < <(synopsis_long_options)
+	[[ $count -gt 10 ]] || fail "only $count long options found in the synopsis"
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "every long option in the man page synopsis is offered by the bash completion" {
+	local opt missing=""
+	local -a offered
+	mapfile -t offered < <(bash_offered_options)
+	while read -r opt; do
+		[[ " ${offered[*]} " == *" --$opt "* ]] || missing+=" --$opt"
+	done < <(synopsis_long_options)
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "every option the bash completion offers is in the zsh and fish files" {
+	local opt missing=""
+	while read -r opt; do
+		[[ $opt == --* ]] || continue
+		grep -qE -- "(^|[^a-z-])$opt([^a-z-]|\$)" "$ZSH_FILE" ||
+		    missing+=" zsh:$opt"
+		grep -qE -- "-l ${opt#--}( |\$)" "$FISH_FILE" ||
+		    missing+=" fish:$opt"
+	done < <(bash_offered_options)
+	assert_equal "missing:$missing" "missing:"
+}
