@@ -1,7 +1,7 @@
 # redlock-cli: see README.md.  `make demo` and `make test` do all the set-up.
 
 PROG	= redlock-cli
-SRCS	= src/main.c src/cmd.c src/cmd-acquire.c src/cmd-extend.c \
+SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/cmd-extend.c \
 	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c \
 	  src/lock.c src/lock-status.c src/lock-wait.c src/scripts.c src/supervise.c src/url.c src/duration.c \
 	  src/clock.c src/token.c src/sha1.c src/log.c src/xmalloc.c \

@@ -30,13 +30,20 @@ log_open_syslog(void)
 static void
 log_vline(int prio, const char *suffix, const char *fmt, va_list ap)
 {
-	char	 buf[2048];
+	char	 buf[2048], *p;
 	int	 n;
 
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		(void)snprintf(buf, sizeof(buf), "(unprintable message)");
-	/* A long message is cut, never overflowed. */
+	/*
+	 * One message, one line: a key or a server's text with a newline or
+	 * an escape sequence must not forge lines or move the cursor.  A
+	 * long message is cut, never overflowed.
+	 */
+	for (p = buf; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (suffix != NULL)
 		(void)fprintf(stderr, "%s: %s: %s\n", PROGNAME, buf, suffix);
 	else

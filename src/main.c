@@ -24,8 +24,8 @@ main(int argc, char **argv)
 	g.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;
 
-	if ((i = cmd_parse_globals(argc, argv, &g)) < 0) {
-		cmd_free_globals(&g);
+	if ((i = options_parse_globals(argc, argv, &g)) < 0) {
+		settings_free(&g);
 		return (-1 - i);
 	}
 	if (strcmp(argv[i], "help") == 0) {
@@ -33,18 +33,18 @@ main(int argc, char **argv)
 		if (i + 2 < argc)
 			log_warnx("help: unexpected argument '%s'",
 			    argv[i + 2]);
-		cmd_free_globals(&g);
+		settings_free(&g);
 		return (rc);
 	}
 	if ((e = cmd_find(argv[i])) == NULL) {
 		log_warnx("unknown command '%s' (see '%s --help')", argv[i],
 		    PROGNAME);
-		cmd_free_globals(&g);
+		settings_free(&g);
 		return (EXIT_USAGE);
 	}
-	if ((rc = cmd_parse(e, argc - i, argv + i, &g, &a)) < 0 ||
-	    (rc = cmd_setup_globals(&g)) != 0) {
-		cmd_free_globals(&g);
+	if ((rc = options_parse(e, argc - i, argv + i, &g, &a)) < 0 ||
+	    (rc = settings_setup(&g)) != 0) {
+		settings_free(&g);
 		return (rc < 0 ? -1 - rc : rc);
 	}
 	/*
@@ -54,6 +54,6 @@ main(int argc, char **argv)
 	 */
 	supervise_ignore_sigpipe();
 	rc = e->exec(&g, &a);
-	cmd_free_globals(&g);
+	settings_free(&g);
 	return (rc);
 }

@@ -176,11 +176,6 @@ enum cmd_option {
 	OPT_FAIR
 };
 const struct cmd_entry *cmd_find(const char *);
-int	 cmd_parse_globals(int, char **, struct global_opts *);
-int	 cmd_parse(const struct cmd_entry *, int, char **, struct global_opts *,
-	     struct cmd_args *);
-int	 cmd_setup_globals(struct global_opts *);
-void	 cmd_free_globals(struct global_opts *);
 void	 cmd_print_usage(int);
 void	 cmd_print_help(const struct cmd_entry *, int);
 int	 cmd_help(const char *);
@@ -188,6 +183,15 @@ struct lock;
 void	 cmd_report_busy(const struct lock *, const struct cmd_args *);
 void	 cmd_report_not_owner(const struct lock *, const char *);
 int	 cmd_flush_stdout(void);
+
+/* options.c */
+int	 options_parse_globals(int, char **, struct global_opts *);
+int	 options_parse(const struct cmd_entry *, int, char **,
+	     struct global_opts *, struct cmd_args *);
+
+/* settings.c */
+int	 settings_setup(struct global_opts *);
+void	 settings_free(struct global_opts *);
 
 /* signame.c */
 int	 signame_parse(const char *);

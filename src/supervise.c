@@ -60,6 +60,7 @@ static void	 supervise_renew(struct supervisor *, int64_t);
 static void	 supervise_lose(struct supervisor *, const char *);
 static void	 supervise_finish(struct supervisor *);
 static int	 supervise_status_code(int);
+static void	 supervise_job_stop(struct supervisor *);
 
 void
 supervise_ignore_sigpipe(void)
@@ -118,6 +119,26 @@ supervise_child(struct supervisor *s, char **argv, const sigset_t *old_mask,
 		log_warn("%s", argv[0]);
 	(void)fflush(stderr);
 	_exit(code);
+}
+
+/*
+ * Ctrl-Z at the terminal stopped the command's group.  Stop too, so the
+ * shell sees the job stopped and gets the terminal back, and hand the
+ * terminal and a SIGCONT to the command when we are continued (fg, bg).
+ * No renewal happens while we are stopped: if that outlasts the lock's
+ * validity, the loop treats the lock as lost as soon as we run again.
+ */
+static void
+supervise_job_stop(struct supervisor *s)
+{
+	if (s->tty_fd == -1)
+		return;		/* stopped by someone else: theirs to resume */
+	(void)tcsetpgrp(s->tty_fd, getpgrp());
+	(void)kill(getpid(), SIGSTOP);
+	/* Continued. */
+	if (tcgetpgrp(s->tty_fd) == getpgrp())
+		(void)tcsetpgrp(s->tty_fd, s->child);
+	(void)kill(-s->child, SIGCONT);
 }
 
 /* Exit status of run for a child's wait status, as a shell reports it. */
@@ -339,7 +360,11 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 				    signame_name(sig));
 			continue;
 		}
-		w = waitpid(s.child, &status, WNOHANG);
+		w = waitpid(s.child, &status, WNOHANG | WUNTRACED);
+		if (w == s.child && WIFSTOPPED(status)) {
+			supervise_job_stop(&s);
+			continue;
+		}
 		if (w == s.child)
 			break;
 		if (w == -1 && errno != EINTR) {

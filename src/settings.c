@@ -1,0 +1,175 @@
+/*
+ * Connection settings, resolved once after parsing and before any lock is
+ * taken: URLs from -u or the environment, the password, logging.
+ */
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redlock.h"
+
+#define MAX_PASSWORD_LEN	4096
+
+static int	 settings_read_password_file(struct global_opts *);
+static void	 settings_split_urls(struct global_opts *, const char *);
+
+/* $REDLOCK_URL may list several URLs, separated by commas or spaces. */
+static void
+settings_split_urls(struct global_opts *g, const char *list)
+{
+	const char	*p = list;
+	size_t		 len;
+
+	while (*p != '\0') {
+		p += strspn(p, ", \t\n");
+		len = strcspn(p, ", \t\n");
+		if (len == 0)
+			break;
+		g->url_strings = xreallocarray(g->url_strings,
+		    g->nurl_strings + 1, sizeof(*g->url_strings));
+		g->url_strings[g->nurl_strings] = xmalloc(len + 1);
+		memcpy(g->url_strings[g->nurl_strings], p, len);
+		g->url_strings[g->nurl_strings][len] = '\0';
+		g->nurl_strings++;
+		p += len;
+	}
+}
+
+/*
+ * Read the first line of --password-file.  Refused when group or others
+ * may read it, as ssh refuses such a private key: the secret is already
+ * exposed and the user should know.
+ */
+static int
+settings_read_password_file(struct global_opts *g)
+{
+	struct stat	 st;
+	char		*buf;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd;
+
+	fd = open(g->password_file, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		log_warn("cannot open password file '%s'", g->password_file);
+		return (EXIT_USAGE);
+	}
+	if (fstat(fd, &st) == -1) {
+		log_warn("cannot stat password file '%s'", g->password_file);
+		(void)close(fd);
+		return (EXIT_USAGE);
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		log_warnx("password file '%s' is accessible by group or "
+		    "others (mode %04o): chmod 600 it", g->password_file,
+		    (unsigned)(st.st_mode & 07777));
+		(void)close(fd);
+		return (EXIT_USAGE);
+	}
+	buf = xmalloc(MAX_PASSWORD_LEN + 1);
+	while (len < MAX_PASSWORD_LEN) {
+		n = read(fd, buf + len, MAX_PASSWORD_LEN - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			log_warn("cannot read password file '%s'",
+			    g->password_file);
+			(void)close(fd);
+			freezero_str(buf);
+			return (EXIT_USAGE);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	(void)close(fd);
+	buf[len] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (*buf == '\0') {
+		log_warnx("password file '%s' is empty", g->password_file);
+		freezero_str(buf);
+		return (EXIT_USAGE);
+	}
+	g->password = buf;
+	return (0);
+}
+
+/*
+ * After parsing: URLs from -u or the environment, the password, logging.
+ * Returns 0 or an exit code (the message printed).
+ */
+int
+settings_setup(struct global_opts *g)
+{
+	const char	*env, *errstr;
+	char		*shown;
+	size_t		 i;
+	int		 rc, from_command_line = g->nurl_strings > 0;
+
+	log_verbosity = g->quiet ? -1 : g->verbose;
+	if (g->use_syslog)
+		log_open_syslog();
+	if (g->prefix == NULL && (env = getenv("REDLOCK_PREFIX")) != NULL)
+		g->prefix = env;
+	if (g->nurl_strings == 0) {
+		if ((env = getenv("REDLOCK_URL")) != NULL && *env != '\0')
+			settings_split_urls(g, env);
+		else if ((env = getenv("REDIS_URL")) != NULL && *env != '\0')
+			settings_split_urls(g, env);
+		else
+			settings_split_urls(g, DEFAULT_URL);
+		if (g->nurl_strings == 0) {
+			log_warnx("invalid URL list in the environment");
+			return (EXIT_USAGE);
+		}
+	}
+	g->urls = xcalloc(g->nurl_strings, sizeof(*g->urls));
+	for (i = 0; i < g->nurl_strings; i++) {
+		if (url_parse(g->url_strings[i], &g->urls[i], &errstr) == -1) {
+			shown = url_redact(g->url_strings[i]);
+			log_warnx("invalid URL '%s': %s", shown, errstr);
+			free(shown);
+			return (EXIT_USAGE);
+		}
+		g->nurls++;
+		if (from_command_line && g->urls[i].password != NULL &&
+		    !g->no_auth_warning)
+			log_warnx("warning: a password in -u on the command "
+			    "line may be seen by other users; use "
+			    "--password-file or REDISCLI_AUTH");
+	}
+	if (g->nurls > 1) {
+		log_warnx("several URLs (a Redlock quorum) are not supported "
+		    "by this version");
+		return (EXIT_USAGE);
+	}
+	if (g->password_file != NULL) {
+		if ((rc = settings_read_password_file(g)) != 0)
+			return (rc);
+	} else if ((env = getenv("REDLOCK_PASSWORD")) != NULL && *env != '\0')
+		g->password = xstrdup(env);
+	else if ((env = getenv("REDISCLI_AUTH")) != NULL && *env != '\0')
+		g->password = xstrdup(env);
+	return (0);
+}
+
+void
+settings_free(struct global_opts *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nurl_strings; i++)
+		freezero_str(g->url_strings[i]);
+	free(g->url_strings);
+	for (i = 0; i < g->nurls; i++)
+		url_free(&g->urls[i]);
+	free(g->urls);
+	freezero_str(g->password);
+	memset(g, 0, sizeof(*g));
+}
