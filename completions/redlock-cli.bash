@@ -14,7 +14,7 @@ _redlock_cli_global="-u --url --password-file --no-auth-warning
 _redlock_cli_argopts=" -u --url --password-file --connect-timeout
 	--io-timeout --prefix -t --ttl -w --wait --timeout -E
 	--conflict-exit-code --token --renew --lost-signal --kill-after
-	--lost-exit-code --jitter --min-hold -c --command "
+	--lost-exit-code --jitter --min-hold -c --command --limit "
 
 _redlock_cli_signals=(TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT STOP TSTP
 	WINCH PIPE)
@@ -25,17 +25,18 @@ _redlock_cli_verb_opts()
 	case $1 in
 	acquire)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --token --json" ;;
+		    "--conflict-exit-code --token --limit --fair --json" ;;
 	release)
-		echo "--token" ;;
+		echo "--token --limit" ;;
 	extend)
-		echo "--token -t --ttl" ;;
+		echo "--token -t --ttl --limit" ;;
 	run)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --renew --lost-signal --kill-after" \
-		    "--lost-exit-code --jitter --min-hold -c --command" ;;
+		    "--conflict-exit-code --limit --fair --renew --lost-signal" \
+		    "--kill-after --lost-exit-code --jitter --min-hold -c" \
+		    "--command" ;;
 	status)
-		echo "--json" ;;
+		echo "--limit --json" ;;
 	esac
 }
 
@@ -171,7 +172,7 @@ _redlock_cli()
 		return ;;
 	-t|--ttl|-w|--wait|--timeout|--renew|--kill-after|--jitter|\
 	--min-hold|--connect-timeout|--io-timeout|-E|--conflict-exit-code|\
-	--lost-exit-code|--token|--prefix|-c|--command)
+	--lost-exit-code|--token|--prefix|-c|--command|--limit)
 		return ;;
 	esac
 

@@ -61,6 +61,8 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -s w -l wait -x -d 
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l timeout -x -d 'Same as --wait'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s E -l conflict-exit-code -x -d 'Exit code when the lock is busy'
 complete -c redlock-cli -n '__redlock_cli_using acquire release extend' -l token -x -d 'The lock token'
+complete -c redlock-cli -n '__redlock_cli_using acquire release extend run status' -l limit -x -d 'Semaphore with this many slots'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take the lock in arrival order'
 complete -c redlock-cli -n '__redlock_cli_using acquire status' -l json -d 'Print JSON'
 
 # run

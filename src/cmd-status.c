@@ -20,6 +20,9 @@ static void	cmd_status_json(const struct lock_holder *);
 static void	cmd_status_token(const char *, char *, size_t);
 static void	cmd_status_since(int64_t, char *, size_t);
 static void	cmd_status_line(const char *, const char *);
+static void	cmd_status_servers(const struct lock *,
+		    const struct lock_view *, const struct lock_holder *,
+		    size_t, int);
 
 static const int cmd_status_longopts[] = { OPT_JSON, OPT_LIMIT, 0 };
 
@@ -114,18 +117,73 @@ cmd_status_json(const struct lock_holder *h)
 	}
 }
 
+/*
+ * Quorum mode: each server's own view, and how many hold the majority's
+ * token (text lines, or a JSON "servers" array).
+ */
+static void
+cmd_status_servers(const struct lock *l, const struct lock_view *vs,
+    const struct lock_holder *hs, size_t n, int json)
+{
+	char	 tok[64];
+	size_t	 i, j;
+	int	 mine;
+
+	if (json)
+		(void)fputs(",\"servers\":[", stdout);
+	for (i = 0; i < l->nconns; i++) {
+		mine = 0;
+		for (j = 0; n > 0 && j < vs[i].nholders; j++)
+			if (strcmp(vs[i].holders[j].token, hs[0].token) == 0)
+				mine = 1;
+		if (json) {
+			(void)fputs(i ? ",{\"url\":" : "{\"url\":", stdout);
+			json_string(vs[i].display);
+			if (vs[i].error != NULL) {
+				(void)fputs(",\"error\":", stdout);
+				json_string(vs[i].error);
+			} else {
+				(void)printf(",\"held\":%s,\"holders\":%zu",
+				    vs[i].nholders > 0 ? "true" : "false",
+				    vs[i].nholders);
+				if (vs[i].nholders > 0)
+					(void)printf(",\"ttl_ms\":%lld",
+					    (long long)vs[i].holders[0].ttl_ms);
+			}
+			(void)fputs("}", stdout);
+			continue;
+		}
+		if (vs[i].error != NULL)
+			(void)printf("server %s: error: %s\n", vs[i].display,
+			    vs[i].error);
+		else if (vs[i].nholders == 0)
+			(void)printf("server %s: free\n", vs[i].display);
+		else {
+			cmd_status_token(vs[i].holders[0].token, tok,
+			    sizeof(tok));
+			(void)printf("server %s: %s %s (ttl_ms %lld)\n",
+			    vs[i].display, mine ? "holds" : "held by other",
+			    tok, (long long)vs[i].holders[0].ttl_ms);
+		}
+	}
+	if (json)
+		(void)fputs("]", stdout);
+}
+
 static int
 cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock		 l;
 	struct lock_holder	*hs;
+	struct lock_view	*vs = NULL;
 	size_t			 n, i;
 	int			 rc;
 
 	lock_init(&l, g, a->key);
 	l.limit = a->limit;
-	if ((rc = lock_status(&l, &hs, &n)) != EXIT_OK) {
+	if ((rc = lock_status(&l, &hs, &n, &vs)) != EXIT_OK) {
 		log_warnx("%s", l.err);
+		lock_views_free(vs, l.nconns);
 		lock_free(&l);
 		return (rc);
 	}
@@ -146,10 +204,14 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 			(void)fputs(",", stdout);
 			cmd_status_json(&hs[0]);
 		}
+		if (l.nconns > 1)
+			cmd_status_servers(&l, vs, hs, n, 1);
 		(void)fputs("}\n", stdout);
-	} else if (n == 0)
+	} else if (n == 0) {
 		(void)puts("free");
-	else {
+		if (l.nconns > 1)
+			cmd_status_servers(&l, vs, hs, n, 0);
+	} else {
 		cmd_status_line("key", a->key);
 		if (a->limit > 0)
 			(void)printf("limit: %lld\nholders: %zu\n",
@@ -159,12 +221,15 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 				(void)puts("");
 			cmd_status_text(&hs[i]);
 		}
+		if (l.nconns > 1)
+			cmd_status_servers(&l, vs, hs, n, 0);
 	}
 	/* 1 means "free", as the contract says. */
 	rc = n > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
 	lock_holders_free(hs, n);
+	lock_views_free(vs, l.nconns);
 	lock_free(&l);
 	return (rc);
 }

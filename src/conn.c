@@ -578,24 +578,29 @@ conn_on_reply(struct conn *c, redisReply *r)
 }
 
 /*
- * Send the same command to n servers at once and wait for every reply,
- * each bounded by its own connect and I/O timeouts and by cap_ns (an
- * absolute CLOCK_MONOTONIC deadline, 0 for none).  replies[i] gets the
- * reply (caller frees) or NULL; results[i] a conn_result, with the message
- * in conn_error(cs[i]).
+ * Send the same command to n servers at once and wait in one poll() loop
+ * until `need` of them have answered without error (n: all of them), each
+ * bounded by its own connect and I/O timeouts (the I/O timeout counts from
+ * the end of block_ns, the time a blocking command such as BLPOP may
+ * legitimately take) and by cap_ns, an absolute CLOCK_MONOTONIC deadline
+ * (0: none).  Servers still pending when enough have answered are
+ * disconnected.  replies[i] gets the reply (the caller frees it) or NULL;
+ * results[i] a conn_result, with the message in conn_error(cs[i]).
  */
 void
-conn_command_many(struct conn **cs, size_t n, int argc, const char **argv,
-    const size_t *lens, int64_t cap_ns, redisReply **replies, int *results)
+conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
+    const char **argv, const size_t *lens, int64_t block_ns, int64_t cap_ns,
+    redisReply **replies, int *results)
 {
 	struct pollfd	*pfd;
-	size_t		 i, active;
+	size_t		 i, active, answered;
 	int64_t		 now, wait_ns, ms;
 	char		 tbuf[32];
 	int		 rc;
 
 	pfd = xcalloc(n, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
+		cs[i]->block_ns = block_ns;
 		conn_begin(cs[i], argc, argv, lens, cap_ns);
 		/* Push what we can now: the common case is done in one go. */
 		if (!cs[i]->is_done && !cs[i]->is_connecting)
@@ -604,7 +609,10 @@ conn_command_many(struct conn **cs, size_t n, int argc, const char **argv,
 	for (;;) {
 		now = clock_mono_ns();
 		wait_ns = -1;
-		active = 0;
+		active = answered = 0;
+		for (i = 0; i < n; i++)
+			if (cs[i]->is_done && cs[i]->result == CONN_OK)
+				answered++;
 		for (i = 0; i < n; i++) {
 			struct conn *c = cs[i];
 
@@ -613,6 +621,12 @@ conn_command_many(struct conn **cs, size_t n, int argc, const char **argv,
 			pfd[i].revents = 0;
 			if (c->is_done)
 				continue;
+			if (answered >= need) {
+				conn_fail(c, CONN_UNAVAILABLE, "%s: not waited "
+				    "for", c->url->display);
+				conn_close(c);
+				continue;
+			}
 			if (now >= c->deadline_ns) {
 				if (c->is_connecting) {
 					ms = c->conf.connect_timeout_ms;
@@ -667,6 +681,7 @@ conn_command_many(struct conn **cs, size_t n, int argc, const char **argv,
 		replies[i] = cs[i]->reply;
 		cs[i]->reply = NULL;
 		results[i] = cs[i]->result;
+		cs[i]->block_ns = 0;
 	}
 	free(pfd);
 }
@@ -678,23 +693,7 @@ conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
 {
 	int result;
 
-	conn_command_many(&c, 1, argc, argv, lens, cap_ns, reply, &result);
-	return (result);
-}
-
-/*
- * A command the server answers only after up to block_ns (BLPOP): the
- * I/O timeout counts from the end of that wait; cap_ns as in
- * conn_command_many().
- */
-int
-conn_command_capped(struct conn *c, int argc, const char **argv,
-    const size_t *lens, int64_t block_ns, int64_t cap_ns, redisReply **reply)
-{
-	int result;
-
-	c->block_ns = block_ns;
-	result = conn_command(c, argc, argv, lens, cap_ns, reply);
-	c->block_ns = 0;
+	conn_command_many(&c, 1, 1, argc, argv, lens, 0, cap_ns, reply,
+	    &result);
 	return (result);
 }

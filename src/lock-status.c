@@ -18,6 +18,9 @@ static int	 status_is(const redisReply *, const char *, size_t,
 		     const char *);
 static void	 status_meta(struct lock_holder *, const redisReply *,
 		     int);
+static int	 status_parse(struct lock *, size_t, const redisReply *,
+		     struct lock_view *);
+static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 
 static char *
 status_str(const redisReply *r)
@@ -109,19 +112,69 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 	}
 }
 
+/* Parse one server's status reply into its holders. */
+static int
+status_parse(struct lock *l, size_t idx, const redisReply *r,
+    struct lock_view *v)
+{
+	const redisReply	*list, *e;
+	size_t			 i;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_ARRAY ||
+	    r->element[1]->type != REDIS_REPLY_ARRAY)
+		return (lock_unexpected(l, idx, "status", r,
+		    "array of holders and metadata"));
+	list = r->element[0];
+	for (i = 0; i < list->elements; i++) {
+		e = list->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+		    e->element[0]->type != REDIS_REPLY_STRING ||
+		    e->element[1]->type != REDIS_REPLY_INTEGER)
+			return (lock_unexpected(l, idx, "status", r,
+			    "token and TTL for each holder"));
+	}
+	v->holders = xcalloc(list->elements, sizeof(*v->holders));
+	for (i = 0; i < list->elements; i++) {
+		struct lock_holder *h = &v->holders[i];
+
+		e = list->element[i];
+		h->fence = -1;
+		h->pid = -1;
+		h->token = status_str(e->element[0]);
+		h->ttl_ms = e->element[1]->integer;
+		h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
+		status_meta(h, r->element[1], l->limit > 0);
+	}
+	v->nholders = list->elements;
+	return (EXIT_OK);
+}
+
+static void
+status_copy(struct lock_holder *dst, const struct lock_holder *src)
+{
+	*dst = *src;
+	dst->token = xstrdup(src->token);
+	dst->host = src->host != NULL ? xstrdup(src->host) : NULL;
+	dst->command = src->command != NULL ? xstrdup(src->command) : NULL;
+}
+
 /*
- * The holders of l: *out gets an array of *n (0 when free; the caller
- * frees it with lock_holders_free).  Returns EXIT_OK or a failure's code.
+ * Who holds l: *out gets the holders found on a majority of the servers
+ * (*n of them, 0 when free; with one server, whoever holds it there), and
+ * *views each server's own answer.  Returns EXIT_OK when a majority
+ * answered, or the failure's exit code.
  */
 int
-lock_status(struct lock *l, struct lock_holder **out, size_t *n)
+lock_status(struct lock *l, struct lock_holder **out, size_t *n,
+    struct lock_view **views)
 {
+	struct lock_round	 rd;
+	struct lock_view	*vs;
 	const char		*args[4];
-	size_t			 lens[4], i;
+	size_t			 lens[4], i, j, k, m, count, answered = 0;
 	char			 limit[32];
-	redisReply		*r, *list, *e;
-	struct lock_holder	*hs;
-	int			 result;
+	struct lock_holder	*hs, *h;
 
 	*out = NULL;
 	*n = 0;
@@ -134,37 +187,50 @@ lock_status(struct lock *l, struct lock_holder **out, size_t *n)
 	lens[2] = l->meta_key_len;
 	args[3] = limit;
 	lens[3] = strlen(limit);
-	result = lock_call(l, &script_status, 3, 1, args, lens, 0, &r);
-	if (result != CONN_OK)
-		return (lock_fail_code(l, result));
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_ARRAY ||
-	    r->element[1]->type != REDIS_REPLY_ARRAY)
-		return (lock_unexpected(l, "status", r,
-		    "array of holders and metadata"));
-	list = r->element[0];
-	for (i = 0; i < list->elements; i++) {
-		e = list->element[i];
-		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-		    e->element[0]->type != REDIS_REPLY_STRING ||
-		    e->element[1]->type != REDIS_REPLY_INTEGER)
-			return (lock_unexpected(l, "status", r,
-			    "token and TTL for each holder"));
+	(void)lock_call(l, &script_status, 3, 1, args, lens, 0, &rd);
+	vs = xcalloc(l->nconns, sizeof(*vs));
+	for (i = 0; i < l->nconns; i++) {
+		vs[i].display = conn_display(l->conns[i]);
+		if (rd.results[i] == CONN_OK &&
+		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
+			answered++;
+			continue;
+		}
+		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->err :
+		    conn_error(l->conns[i]));
 	}
-	hs = xcalloc(list->elements, sizeof(*hs));
-	for (i = 0; i < list->elements; i++) {
-		e = list->element[i];
-		hs[i].fence = -1;
-		hs[i].pid = -1;
-		hs[i].token = status_str(e->element[0]);
-		hs[i].ttl_ms = e->element[1]->integer;
-		hs[i].ours = l->token != NULL &&
-		    strcmp(hs[i].token, l->token) == 0;
-		status_meta(&hs[i], r->element[1], l->limit > 0);
+	lock_round_free(l, &rd);
+	*views = vs;
+	if (answered < l->quorum)
+		return (lock_fail(l, answered));
+	/* A holder counts where a majority sees the same token. */
+	hs = NULL;
+	m = 0;
+	for (i = 0; i < l->nconns; i++) {
+		for (j = 0; j < vs[i].nholders; j++) {
+			h = &vs[i].holders[j];
+			for (k = 0; k < m; k++)
+				if (strcmp(hs[k].token, h->token) == 0)
+					break;
+			if (k < m)
+				continue;
+			count = 0;
+			for (k = i; k < l->nconns; k++) {
+				size_t x;
+
+				for (x = 0; x < vs[k].nholders; x++)
+					if (strcmp(vs[k].holders[x].token,
+					    h->token) == 0)
+						count++;
+			}
+			if (count < l->quorum)
+				continue;
+			hs = xreallocarray(hs, m + 1, sizeof(*hs));
+			status_copy(&hs[m++], h);
+		}
 	}
 	*out = hs;
-	*n = list->elements;
-	freeReplyObject(r);
+	*n = m;
 	return (EXIT_OK);
 }
 
@@ -179,4 +245,18 @@ lock_holders_free(struct lock_holder *hs, size_t n)
 		free(hs[i].command);
 	}
 	free(hs);
+}
+
+void
+lock_views_free(struct lock_view *vs, size_t n)
+{
+	size_t i;
+
+	if (vs == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		lock_holders_free(vs[i].holders, vs[i].nholders);
+		free(vs[i].error);
+	}
+	free(vs);
 }

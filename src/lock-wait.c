@@ -32,14 +32,15 @@
 int
 lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 {
-	redisReply	*r = NULL;
-	const char	*argv[3];
-	size_t		 lens[3];
-	char		 timeout[32], *own = NULL;
+	redisReply	**replies;
+	const char	 *argv[3];
+	size_t		  lens[3], i;
+	int		 *results, rc;
+	char		  timeout[32], *own = NULL;
 	int64_t		 poll_ms = l->is_fair ? LOCK_FAIR_POLL_MS :
 			     LOCK_FALLBACK_POLL_MS;
 	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
-	int		 result, is_exact = 0;
+	int		 is_exact = 0;
 
 	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
 	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
@@ -82,24 +83,40 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	 * a reconnect for the next attempt.
 	 */
 	cap_ns = is_exact ? now + clock_ms_to_ns(block_ms) : 0;
-	result = conn_command_capped(l->conn, 3, argv, lens,
-	    clock_ms_to_ns(block_ms), cap_ns, &r);
-	if (result == CONN_UNAVAILABLE && cap_ns > 0 &&
-	    clock_mono_ns() >= cap_ns)
-		result = CONN_OK;
+	/* On every server at once; the first wake-up is enough. */
+	replies = xcalloc(l->nconns, sizeof(*replies));
+	results = xcalloc(l->nconns, sizeof(*results));
+	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
+	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
 	free(own);
-	if (r != NULL)
-		freeReplyObject(r);
-	if (result == CONN_OK)
-		return (0);
-	if (result == CONN_SERVER_ERROR) {
-		/* Redis before 6.0 takes whole seconds only: poll instead. */
-		log_debug("%s; polling instead", conn_error(l->conn));
-		l->cannot_block = 1;
-		return (0);
+	rc = -1;
+	for (i = 0; i < l->nconns; i++) {
+		if (replies[i] != NULL)
+			freeReplyObject(replies[i]);
+		if (results[i] == CONN_OK)
+			rc = 0;
 	}
-	(void)snprintf(l->err, sizeof(l->err), "%s", conn_error(l->conn));
-	return (conn_exit_code(result));
+	for (i = 0; rc == -1 && i < l->nconns; i++) {
+		if (results[i] == CONN_SERVER_ERROR) {
+			/* Redis before 6.0 takes whole seconds: poll. */
+			log_debug("%s; polling instead",
+			    conn_error(l->conns[i]));
+			l->cannot_block = 1;
+			rc = 0;
+		}
+	}
+	if (rc == -1 && cap_ns > 0 && clock_mono_ns() >= cap_ns)
+		rc = 0;		/* our own deadline, not a failure */
+	if (rc == -1 && l->nconns > 1)
+		rc = 0;		/* the next attempt tells whether a quorum is up */
+	if (rc == -1) {
+		(void)snprintf(l->err, sizeof(l->err), "%s",
+		    conn_error(l->conns[0]));
+		rc = conn_exit_code(results[0]);
+	}
+	free(replies);
+	free(results);
+	return (rc);
 }
 
 /* A fair waiter that gives up leaves the queue at once (best effort: its
@@ -107,12 +124,12 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 void
 lock_leave_queue(struct lock *l)
 {
-	const char	*args[3] = { l->queue_key, l->lease_key, l->token };
-	size_t		 lens[3] = { l->queue_key_len, l->lease_key_len,
-			     strlen(l->token) };
-	redisReply	*r = NULL;
+	const char		*args[3] = { l->queue_key, l->lease_key,
+				     l->token };
+	size_t			 lens[3] = { l->queue_key_len,
+				     l->lease_key_len, strlen(l->token) };
+	struct lock_round	 rd;
 
-	(void)script_call(l->conn, &script_leave, 2, 1, args, lens, 0, &r);
-	if (r != NULL)
-		freeReplyObject(r);
+	(void)lock_call(l, &script_leave, 2, 1, args, lens, 0, &rd);
+	lock_round_free(l, &rd);
 }

@@ -1,12 +1,14 @@
 /*
- * The lock protocol: acquire, release, extend and status for one key, on
- * top of conn.c (transport) and scripts.c (the atomic steps).  Nothing here
- * prints: failures leave a message in l->err for the caller, because the
- * same failure is fatal for `release` but only a retry for `run`'s renewal.
+ * The lock protocol: acquire, release and extend one key, on one server or
+ * on a Redlock quorum of independent servers, on top of conn.c (transport)
+ * and scripts.c (the atomic steps).  Every operation goes to all servers at
+ * once and counts the answers; with one server the quorum is one.
+ *
+ * Nothing here prints: failures leave a message in l->err for the caller,
+ * because the same failure is fatal for `release` but only a retry for
+ * `run`'s renewal.
  */
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +20,17 @@
 
 #define LOCK_RETRY_MIN_MS	20
 
-static const char *lock_type_name(int);
-static int	 lock_owner_reply(struct lock *, const char *, redisReply *);
+static void	 lock_type_clash(struct lock *, char *, size_t);
 static void	 lock_forget_attempt(struct lock *);
-static void	 lock_type_clash(struct lock *);
+static int	 lock_raise_fence(struct lock *, struct lock_round *,
+		     const long long *, long long);
+static int	 lock_owner_answers(struct lock *, const char *,
+		     struct lock_round *);
+static int	 lock_is_pair(const redisReply *);
 
 /*
  * The drift allowance of the Redlock algorithm: clocks of client and
- * server may run at slightly different rates during one TTL.
+ * servers may run at slightly different rates during one TTL.
  */
 int64_t
 lock_drift_ms(int64_t ttl_ms)
@@ -33,97 +38,36 @@ lock_drift_ms(int64_t ttl_ms)
 	return (ttl_ms / 100 + 2);
 }
 
-/*
- * Name a companion key of lock key K so that it lands in K's Cluster slot:
- * "{K}:suffix" when K has no braces (so K itself is the tag), otherwise
- * "{T}:K:suffix" with T the tag that decides K's slot: K's own tag, or a
- * short generated one with the same slot when K hashes whole but contains
- * a brace.  Distinct keys always get distinct companions.
- */
-char *
-lock_companion_key(const char *key, size_t len, const char *suffix,
-    size_t *out_len)
-{
-	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	const char	*open, *close;
-	char		*out, tag[4];
-	size_t		 tag_len = 0, slen = strlen(suffix), i, j, k, na;
-	unsigned int	 slot;
-
-	if (len > 0 && memchr(key, '{', len) == NULL &&
-	    memchr(key, '}', len) == NULL) {
-		*out_len = len + slen + 3;
-		out = xmalloc(*out_len + 1);
-		out[0] = '{';
-		memcpy(out + 1, key, len);
-		memcpy(out + 1 + len, "}:", 2);
-		memcpy(out + 3 + len, suffix, slen + 1);
-		return (out);
-	}
-	open = memchr(key, '{', len);
-	close = open != NULL ? memchr(open + 1, '}', len -
-	    (size_t)(open + 1 - key)) : NULL;
-	if (open != NULL && close != NULL && close > open + 1) {
-		tag_len = (size_t)(close - open - 1);
-		out = xmalloc(tag_len + len + slen + 5);
-		out[0] = '{';
-		memcpy(out + 1, open + 1, tag_len);
-	} else {
-		/* Search 1..3 character tags; 36^3 covers all 16384 slots. */
-		slot = keyslot(key, len);
-		na = sizeof(alphabet) - 1;
-		for (i = 0; i < na * na * na + na * na + na; i++) {
-			k = i;
-			if (k < na)
-				tag_len = 1;
-			else if ((k -= na) < na * na)
-				tag_len = 2;
-			else {
-				k -= na * na;
-				tag_len = 3;
-			}
-			for (j = 0; j < tag_len; j++, k /= na)
-				tag[j] = alphabet[k % na];
-			if (keyslot(tag, tag_len) == slot)
-				break;
-		}
-		out = xmalloc(tag_len + len + slen + 5);
-		out[0] = '{';
-		memcpy(out + 1, tag, tag_len);
-	}
-	memcpy(out + 1 + tag_len, "}:", 2);
-	memcpy(out + 3 + tag_len, key, len);
-	out[3 + tag_len + len] = ':';
-	memcpy(out + 4 + tag_len + len, suffix, slen + 1);
-	*out_len = tag_len + len + slen + 4;
-	return (out);
-}
-
 void
 lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 {
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
+	size_t		 i;
 
 	memset(l, 0, sizeof(*l));
 	l->opts = opts;
 	l->conf.connect_timeout_ms = opts->connect_timeout_ms;
 	l->conf.io_timeout_ms = opts->io_timeout_ms;
 	l->conf.password = opts->password;
-	l->conn = conn_new(&opts->urls[0], &l->conf);
+	l->nconns = opts->nurls;
+	l->quorum = l->nconns / 2 + 1;
+	l->conns = xcalloc(l->nconns, sizeof(*l->conns));
+	for (i = 0; i < l->nconns; i++)
+		l->conns[i] = conn_new(&opts->urls[i], &l->conf);
 	l->user_key = xstrdup(key);
 	l->key = xasprintf("%s%s", prefix, key);
 	l->key_len = strlen(l->key);
-	l->fence_key = lock_companion_key(l->key, l->key_len, "fence",
+	l->fence_key = keyslot_companion(l->key, l->key_len, "fence",
 	    &l->fence_key_len);
-	l->meta_key = lock_companion_key(l->key, l->key_len, "meta",
+	l->meta_key = keyslot_companion(l->key, l->key_len, "meta",
 	    &l->meta_key_len);
-	l->wake_key = lock_companion_key(l->key, l->key_len, "wake",
+	l->wake_key = keyslot_companion(l->key, l->key_len, "wake",
 	    &l->wake_key_len);
-	l->queue_key = lock_companion_key(l->key, l->key_len, "queue",
+	l->queue_key = keyslot_companion(l->key, l->key_len, "queue",
 	    &l->queue_key_len);
-	l->lease_key = lock_companion_key(l->key, l->key_len, "leases",
+	l->lease_key = keyslot_companion(l->key, l->key_len, "leases",
 	    &l->lease_key_len);
-	l->wake_prefix = lock_companion_key(l->key, l->key_len, "wake:",
+	l->wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
 	    &l->wake_prefix_len);
 	l->fence = -1;
 }
@@ -131,7 +75,11 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 void
 lock_free(struct lock *l)
 {
-	conn_free(l->conn);
+	size_t i;
+
+	for (i = 0; i < l->nconns; i++)
+		conn_free(l->conns[i]);
+	free(l->conns);
 	free(l->user_key);
 	free(l->key);
 	free(l->fence_key);
@@ -155,43 +103,89 @@ lock_set_token(struct lock *l, const char *token)
 	return (0);
 }
 
-/*
- * Run a script, retrying while the server says "try again" (LOADING after
- * a restart, BUSY with a slow script, failover in progress) until the I/O
- * timeout has passed since the first try, or cap_ns.
- */
-int
-lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
-    const char **args, const size_t *lens, int64_t cap_ns, redisReply **reply)
+void
+lock_round_free(struct lock *l, struct lock_round *rd)
 {
-	int64_t	 until, now;
-	int	 result, tries = 0;
+	size_t i;
 
+	for (i = 0; i < l->nconns; i++)
+		if (rd->replies[i] != NULL)
+			freeReplyObject(rd->replies[i]);
+	free(rd->replies);
+	free(rd->results);
+	memset(rd, 0, sizeof(*rd));
+}
+
+/*
+ * Run a script on every server at once, retrying those that say "try
+ * again" (LOADING after a restart, BUSY with a slow script, a failover in
+ * progress) until the I/O timeout has passed since the first try, or
+ * cap_ns.  Returns the number of servers that answered; l->err and
+ * l->fail_code describe the first failure.
+ */
+size_t
+lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
+    const char **args, const size_t *lens, int64_t cap_ns,
+    struct lock_round *rd)
+{
+	struct conn	**retry;
+	redisReply	**rreplies;
+	int		 *rresults;
+	size_t		  i, n, nretry, answered = 0;
+	int64_t		  until;
+	int		  tries = 0, code;
+
+	rd->replies = xcalloc(l->nconns, sizeof(*rd->replies));
+	rd->results = xcalloc(l->nconns, sizeof(*rd->results));
+	script_call_many(l->conns, l->nconns, s, nkeys, nargs, args, lens,
+	    cap_ns, rd->replies, rd->results);
 	until = clock_mono_ns() + clock_ms_to_ns(l->conf.io_timeout_ms);
 	if (cap_ns > 0 && cap_ns < until)
 		until = cap_ns;
+	retry = xcalloc(l->nconns, sizeof(*retry));
+	rreplies = xcalloc(l->nconns, sizeof(*rreplies));
+	rresults = xcalloc(l->nconns, sizeof(*rresults));
 	for (;;) {
-		*reply = NULL;
-		result = script_call(l->conn, s, nkeys, nargs, args, lens,
-		    cap_ns, reply);
-		if (result != CONN_TRANSIENT)
+		for (i = 0, nretry = 0; i < l->nconns; i++)
+			if (rd->results[i] == CONN_TRANSIENT)
+				retry[nretry++] = l->conns[i];
+		if (nretry == 0 || clock_mono_ns() >= until)
 			break;
-		now = clock_mono_ns();
-		if (now >= until)
-			break;
-		log_debug("%s", conn_error(l->conn));
+		log_debug("%s", conn_error(retry[0]));
 		clock_sleep_ns(clock_ms_to_ns(LOCK_RETRY_MIN_MS << (tries <
 		    3 ? tries : 3)));
 		tries++;
+		script_call_many(retry, nretry, s, nkeys, nargs, args, lens,
+		    cap_ns, rreplies, rresults);
+		for (i = 0, n = 0; i < l->nconns; i++) {
+			if (rd->results[i] != CONN_TRANSIENT)
+				continue;
+			rd->replies[i] = rreplies[n];
+			rd->results[i] = rresults[n++];
+		}
 	}
+	free(retry);
+	free(rreplies);
+	free(rresults);
+
 	l->fail_code = 0;
-	if (result != CONN_OK) {
-		(void)snprintf(l->err, sizeof(l->err), "%s",
-		    conn_error(l->conn));
-		if (result == CONN_SERVER_ERROR)
-			lock_type_clash(l);
+	l->err[0] = '\0';
+	for (i = 0; i < l->nconns; i++) {
+		if (rd->results[i] == CONN_OK) {
+			answered++;
+			continue;
+		}
+		code = conn_exit_code(rd->results[i]);
+		if (l->err[0] == '\0')
+			(void)snprintf(l->err, sizeof(l->err), "%s",
+			    conn_error(l->conns[i]));
+		if (rd->results[i] == CONN_SERVER_ERROR)
+			lock_type_clash(l, l->err, sizeof(l->err));
+		/* The most telling failure decides: auth, then protocol. */
+		if (l->fail_code == 0 || code > l->fail_code)
+			l->fail_code = code;
 	}
-	return (result);
+	return (answered);
 }
 
 /*
@@ -199,89 +193,153 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
  * lock the caller takes it for: say so in the caller's terms.
  */
 static void
-lock_type_clash(struct lock *l)
+lock_type_clash(struct lock *l, char *msg, size_t len)
 {
-	const char	*p = strstr(l->err, ": REDLOCK-TYPE ");
+	const char	*p = strstr(msg, ": REDLOCK-TYPE ");
 	char		 kind[32];
 
 	if (p == NULL)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
 	if (l->limit == 0 && strcmp(kind, "zset") == 0) {
-		(void)snprintf(l->err, sizeof(l->err), "lock '%s' is a "
-		    "semaphore: use --limit", l->user_key);
-		l->fail_code = EXIT_USAGE;
+		(void)snprintf(msg, len, "lock '%s' is a semaphore: use --limit",
+		    l->user_key);
+		l->type_clash = EXIT_USAGE;
 	} else if (l->limit > 0 && strcmp(kind, "string") == 0) {
-		(void)snprintf(l->err, sizeof(l->err), "lock '%s' is a mutex: "
-		    "it cannot be used with --limit", l->user_key);
-		l->fail_code = EXIT_USAGE;
-	} else
-		(void)snprintf(l->err, sizeof(l->err), "key '%s' holds a %s, "
-		    "not a lock", l->key, kind);
-}
-
-/* The exit code for a failed lock_call(). */
-int
-lock_fail_code(const struct lock *l, int result)
-{
-	return (l->fail_code != 0 ? l->fail_code : conn_exit_code(result));
-}
-
-static const char *
-lock_type_name(int type)
-{
-	switch (type) {
-	case REDIS_REPLY_STRING:
-		return ("string");
-	case REDIS_REPLY_ARRAY:
-		return ("array");
-	case REDIS_REPLY_INTEGER:
-		return ("integer");
-	case REDIS_REPLY_NIL:
-		return ("nil");
-	case REDIS_REPLY_STATUS:
-		return ("status");
-	case REDIS_REPLY_ERROR:
-		return ("error");
-	default:
-		return ("other");
+		(void)snprintf(msg, len, "lock '%s' is a mutex: it cannot be "
+		    "used with --limit", l->user_key);
+		l->type_clash = EXIT_USAGE;
+	} else {
+		(void)snprintf(msg, len, "key '%s' holds a %s, not a lock",
+		    l->key, kind);
+		l->type_clash = EXIT_PROTOCOL;
 	}
 }
 
+/*
+ * The exit code of a failed operation; in quorum mode l->err also says
+ * how far from a majority it was.
+ */
 int
-lock_unexpected(struct lock *l, const char *what, redisReply *r,
-    const char *expected)
+lock_fail(struct lock *l, size_t ok)
 {
+	char first[sizeof(l->err)];
+
+	if (l->type_clash != 0)
+		return (l->type_clash);
+	if (l->nconns > 1) {
+		memcpy(first, l->err, sizeof(first));
+		(void)snprintf(l->err, sizeof(l->err), "quorum not reached "
+		    "(%zu of %zu servers, %zu needed): %.400s", ok, l->nconns,
+		    l->quorum, first);
+	}
+	return (l->fail_code != 0 ? l->fail_code : EXIT_UNAVAILABLE);
+}
+
+int
+lock_unexpected(struct lock *l, size_t i, const char *what,
+    const redisReply *r, const char *expected)
+{
+	static const char *names[] = { "?", "string", "array", "integer",
+	    "nil", "status", "error" };
+	int t = r != NULL ? r->type : 0;
+
 	(void)snprintf(l->err, sizeof(l->err),
 	    "%s: unexpected reply to %s: expected %s, got %s",
-	    conn_display(l->conn), what, expected,
-	    r != NULL ? lock_type_name(r->type) : "nothing");
-	if (r != NULL)
-		freeReplyObject(r);
+	    conn_display(l->conns[i]), what, expected,
+	    r == NULL ? "nothing" : t >= 1 && t <= 6 ? names[t] : "other");
+	l->fail_code = EXIT_PROTOCOL;
 	return (EXIT_PROTOCOL);
 }
 
+/* An acquire reply: {held (0 or 1), fence or TTL hint}. */
+static int
+lock_is_pair(const redisReply *r)
+{
+	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
+	    r->elements == 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER &&
+	    r->element[1]->type == REDIS_REPLY_INTEGER);
+}
+
 /*
- * After an acquire attempt whose outcome is unknown (the reply was lost),
- * make sure our token is not left holding the lock: compare-and-delete is
- * harmless if the SET never happened.  Best effort, on a fresh connection.
+ * After an acquire attempt that did not give us the lock, or whose outcome
+ * is unknown (a reply was lost), make sure our token is left nowhere:
+ * compare-and-delete is harmless where the take never happened.  Best
+ * effort, on fresh connections where a reply went missing.
  */
 static void
 lock_forget_attempt(struct lock *l)
 {
-	redisReply	*r = NULL;
+	struct lock_round	 rd;
+	char			 saved[sizeof(l->err)];
+	int			 code = l->fail_code, clash = l->type_clash;
 
-	conn_close(l->conn);
-	(void)lock_release_call(l, &r);
-	if (r != NULL)
-		freeReplyObject(r);
+	memcpy(saved, l->err, sizeof(saved));
+	(void)lock_release_call(l, &rd);
+	lock_round_free(l, &rd);
 	if (l->is_fair)
 		lock_leave_queue(l);
+	memcpy(l->err, saved, sizeof(saved));
+	l->fail_code = code;
+	l->type_clash = clash;
 }
 
 /*
- * Acquire: one atomic script per attempt.  wait_ms is WAIT_FOREVER, 0 for
- * a single attempt, or how long to keep trying.  Returns EXIT_OK (l->fence,
+ * Quorum fencing.  Each server counts acquisitions on its own, so a holder
+ * takes the highest fence F that its majority returned, and then lifts the
+ * counters of its majority to at least F, while it still holds the lock
+ * there (checked in the same script).  Any later holder's majority shares
+ * a server s with ours; it could take the lock on s only after ours was
+ * gone from s, hence after our lift, so its INCR on s returns more than F
+ * and its own fence (a maximum) is more than F too.  Only servers that
+ * returned less than F need the lift.  Returns 0 when a majority has a
+ * counter of at least F.
+ */
+static int
+lock_raise_fence(struct lock *l, struct lock_round *rd,
+    const long long *fences, long long f)
+{
+	struct lock_round	 lift;
+	const char		*args[6];
+	size_t			 lens[6], i, at_least = 0;
+	char			 fence[32], limit[32];
+
+	for (i = 0; i < l->nconns; i++)
+		if (rd->results[i] == CONN_OK && fences[i] >= f)
+			at_least++;
+	if (at_least >= l->quorum)
+		return (0);
+	(void)snprintf(fence, sizeof(fence), "%lld", f);
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	args[0] = l->key;
+	args[1] = l->fence_key;
+	args[2] = l->meta_key;
+	args[3] = l->token;
+	args[4] = fence;
+	args[5] = limit;
+	lens[0] = l->key_len;
+	lens[1] = l->fence_key_len;
+	lens[2] = l->meta_key_len;
+	for (i = 3; i < 6; i++)
+		lens[i] = strlen(args[i]);
+	/* Lifting where we already are at F is harmless, and one round. */
+	(void)lock_call(l, &script_raise_fence, 3, 3, args, lens, 0, &lift);
+	at_least = 0;
+	for (i = 0; i < l->nconns; i++)
+		if (lift.results[i] == CONN_OK &&
+		    lift.replies[i]->type == REDIS_REPLY_INTEGER &&
+		    lift.replies[i]->integer == 1)
+			at_least++;
+	lock_round_free(l, &lift);
+	return (at_least >= l->quorum ? 0 : -1);
+}
+
+/*
+ * Acquire: one atomic script per attempt, on every server at once.  The
+ * lock is ours iff a majority took it and the time that took leaves some
+ * validity (TTL - elapsed - drift).  wait_ms is WAIT_FOREVER, 0 for a
+ * single attempt, or how long to keep trying.  Returns EXIT_OK (l->fence,
  * l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or the exit code
  * of a failure (l->err set).
  */
@@ -289,13 +347,14 @@ int
 lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
     const char *command)
 {
-	redisReply	*r;
-	const char	*args[15];
-	size_t		 lens[15];
-	char		 ttl[32], pid[32], since[32], host[256], limit[32];
-	char		 lease[32];
-	int64_t		 deadline_ns = 0, start, now;
-	int		 result, i;
+	struct lock_round	 rd;
+	const char		*args[15];
+	size_t			 lens[15], i, held, busy, answered;
+	char			 ttl[32], pid[32], since[32], host[256];
+	char			 limit[32], lease[32];
+	long long		*fences, fence;
+	int64_t			 deadline_ns = 0, start, now, hint;
+	int			 rc, i2;
 
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
@@ -336,73 +395,127 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	args[12] = limit;
 	args[13] = lease;
 	args[14] = l->wake_prefix;
+	fences = xcalloc(l->nconns, sizeof(*fences));
 	for (;;) {
 		(void)snprintf(since, sizeof(since), "%lld",
 		    (long long)clock_wall_ms());
-		for (i = 6; i < 15; i++)
-			lens[i] = strlen(args[i]);
+		for (i2 = 6; i2 < 15; i2++)
+			lens[i2] = strlen(args[i2]);
 		start = clock_mono_ns();
 		/* The wait deadline decides whether to try again; an
 		 * attempt under way always gets its full I/O timeout. */
-		result = lock_call(l, &script_acquire, 6, 9, args, lens, 0,
-		    &r);
-		if (result != CONN_OK) {
-			if (result == CONN_UNAVAILABLE ||
-			    result == CONN_PROTOCOL ||
-			    result == CONN_TRANSIENT)
-				lock_forget_attempt(l);
-			return (lock_fail_code(l, result));
+		answered = lock_call(l, &script_acquire, 6, 9, args, lens, 0,
+		    &rd);
+		held = busy = 0;
+		hint = -1;
+		fence = -1;
+		for (i = 0; i < l->nconns; i++) {
+			fences[i] = -1;
+			if (rd.results[i] != CONN_OK)
+				continue;
+			if (!lock_is_pair(rd.replies[i])) {
+				(void)lock_unexpected(l, i, "acquire",
+				    rd.replies[i], "array of 2 integers");
+				rd.results[i] = CONN_PROTOCOL;
+				answered--;
+				continue;
+			}
+			if (rd.replies[i]->element[0]->integer == 1) {
+				held++;
+				fences[i] = rd.replies[i]->element[1]->integer;
+				if (fences[i] > fence)
+					fence = fences[i];
+			} else {
+				busy++;
+				if (hint == -1 || rd.replies[i]->element[1]->
+				    integer < hint)
+					hint = rd.replies[i]->element[1]->
+					    integer;
+			}
 		}
-		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		    r->element[0]->type != REDIS_REPLY_INTEGER ||
-		    r->element[1]->type != REDIS_REPLY_INTEGER) {
-			lock_forget_attempt(l);
-			return (lock_unexpected(l, "acquire", r,
-			    "array of 2 integers"));
-		}
-		if (r->element[0]->integer == 1) {
-			l->fence = r->element[1]->integer;
+		now = clock_mono_ns();
+		if (held >= l->quorum && now < start +
+		    clock_ms_to_ns(ttl_ms - lock_drift_ms(ttl_ms)) &&
+		    (l->nconns == 1 ||
+		    lock_raise_fence(l, &rd, fences, fence) == 0)) {
+			lock_round_free(l, &rd);
+			free(fences);
+			l->fence = fence;
 			l->ttl_ms = ttl_ms;
 			l->acquired_ns = start;
 			l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
 			    lock_drift_ms(ttl_ms));
-			freeReplyObject(r);
 			return (EXIT_OK);
 		}
-		l->busy_ttl_ms = r->element[1]->integer;
-		freeReplyObject(r);
+		lock_round_free(l, &rd);
+		/* A partial or doubtful take must not linger anywhere. */
+		if (held > 0 || answered < l->nconns)
+			lock_forget_attempt(l);
+		/*
+		 * A failure when the silent servers could have made the
+		 * majority; busy when it was out of reach whatever they said.
+		 */
+		if (answered < l->nconns &&
+		    held + (l->nconns - answered) >= l->quorum) {
+			rc = lock_fail(l, held);
+			free(fences);
+			return (rc);
+		}
+		l->busy_ttl_ms = hint;
 		now = clock_mono_ns();
 		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
+			free(fences);
 			if (l->is_fair)
 				lock_leave_queue(l);
 			return (EXIT_BUSY);
 		}
-		if ((result = lock_wait_for_release(l, deadline_ns)) != 0)
-			return (result);
+		if ((rc = lock_wait_for_release(l, deadline_ns)) != 0) {
+			free(fences);
+			return (rc);
+		}
 		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
 			wait_ms = 0;	/* one last attempt at the deadline */
 	}
 }
 
-/* Interpret the 1 / 0 / -1 answer of release and extend. */
+/*
+ * Count release or extend answers (1 done, 0 not held, -1 held by another
+ * token): done on a majority is success; "not owner" when enough servers
+ * say so that a majority is out of reach; otherwise a failure.
+ */
 static int
-lock_owner_reply(struct lock *l, const char *what, redisReply *r)
+lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
 {
-	long long v;
+	size_t	i, done = 0, gone = 0, other = 0;
 
-	if (r->type != REDIS_REPLY_INTEGER)
-		return (lock_unexpected(l, what, r, "integer"));
-	v = r->integer;
-	freeReplyObject(r);
-	if (v == 1)
+	for (i = 0; i < l->nconns; i++) {
+		if (rd->results[i] != CONN_OK)
+			continue;
+		if (rd->replies[i]->type != REDIS_REPLY_INTEGER) {
+			(void)lock_unexpected(l, i, what, rd->replies[i],
+			    "integer");
+			rd->results[i] = CONN_PROTOCOL;
+			continue;
+		}
+		if (rd->replies[i]->integer == 1)
+			done++;
+		else if (rd->replies[i]->integer == 0)
+			gone++;
+		else
+			other++;
+	}
+	if (done >= l->quorum)
 		return (EXIT_OK);
-	l->not_owner = v == 0 ? LOCK_GONE : LOCK_OTHER;
-	return (EXIT_NOT_OWNER);
+	if (gone + other > l->nconns - l->quorum) {
+		l->not_owner = other > 0 ? LOCK_OTHER : LOCK_GONE;
+		return (EXIT_NOT_OWNER);
+	}
+	return (lock_fail(l, done));
 }
 
-/* Run the release script; the caller interprets *r. */
-int
-lock_release_call(struct lock *l, redisReply **r)
+/* Run the release script everywhere; the caller reads the round. */
+size_t
+lock_release_call(struct lock *l, struct lock_round *rd)
 {
 	const char	*args[8];
 	size_t		 lens[8];
@@ -425,33 +538,34 @@ lock_release_call(struct lock *l, redisReply **r)
 	lens[6] = strlen(limit);
 	args[7] = l->wake_prefix;
 	lens[7] = l->wake_prefix_len;
-	return (lock_call(l, &script_release, 5, 3, args, lens, 0, r));
+	return (lock_call(l, &script_release, 5, 3, args, lens, 0, rd));
 }
 
 int
 lock_release(struct lock *l)
 {
-	redisReply	*r;
-	int		 result;
+	struct lock_round	rd;
+	int			rc;
 
-	if ((result = lock_release_call(l, &r)) != CONN_OK)
-		return (lock_fail_code(l, result));
-	return (lock_owner_reply(l, "release", r));
+	(void)lock_release_call(l, &rd);
+	rc = lock_owner_answers(l, "release", &rd);
+	lock_round_free(l, &rd);
+	return (rc);
 }
 
 /*
- * Extend to ttl_ms from now, if we still hold the lock.  cap_ns bounds the
- * whole call (renewal must not outlive the lock's validity).
+ * Extend to ttl_ms from now, if we still hold the lock on a majority.
+ * cap_ns bounds the whole call (a renewal must not outlive the validity).
  */
 int
 lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
-	const char	*args[6];
-	size_t		 lens[6];
-	char		 ttl[32], limit[32];
-	redisReply	*r;
-	int64_t		 start = clock_mono_ns();
-	int		 result, rc, i;
+	struct lock_round	 rd;
+	const char		*args[6];
+	size_t			 lens[6];
+	char			 ttl[32], limit[32];
+	int64_t			 start = clock_mono_ns();
+	int			 rc, i;
 
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
@@ -466,10 +580,12 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	args[5] = limit;
 	for (i = 3; i < 6; i++)
 		lens[i] = strlen(args[i]);
-	result = lock_call(l, &script_extend, 3, 3, args, lens, cap_ns, &r);
-	if (result != CONN_OK)
-		return (lock_fail_code(l, result));
-	rc = lock_owner_reply(l, "extend", r);
+	(void)lock_call(l, &script_extend, 3, 3, args, lens, cap_ns, &rd);
+	rc = lock_owner_answers(l, "extend", &rd);
+	lock_round_free(l, &rd);
+	/* Confirmed within the validity only: a late majority is no lock. */
+	if (rc == EXIT_OK && cap_ns > 0 && clock_mono_ns() >= cap_ns)
+		rc = lock_fail(l, 0);
 	if (rc == EXIT_OK) {
 		l->ttl_ms = ttl_ms;
 		l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
@@ -477,4 +593,3 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	}
 	return (rc);
 }
-

@@ -146,11 +146,26 @@ options_getopt_error(const char *verb, int ch, char **argv, int optind_now)
 	const char	*word = argv[optind_now - 1];
 	char		 shortopt[3] = { '-', (char)optopt, '\0' };
 	char		 prefix[64] = "";
+	int		 len;
 
 	if (verb != NULL)
 		(void)snprintf(prefix, sizeof(prefix), "%s: ", verb);
-	/* For a short option inside a cluster, name just that letter. */
-	if (optopt != 0)
+	if (strncmp(word, "--", 2) == 0) {
+		/* A long option, perhaps as --name=value. */
+		len = (int)strcspn(word, "=");
+		if (ch == ':')
+			log_warnx("%soption '%.*s' requires an argument",
+			    prefix, len, word);
+		else if (word[len] == '=' && optopt != 0)
+			log_warnx("%soption '%.*s' does not take an argument",
+			    prefix, len, word);
+		else
+			log_warnx("%sunknown option '%.*s'", prefix, len,
+			    word);
+		return (EXIT_USAGE);
+	}
+	/* A short option, perhaps inside a cluster: name just that one. */
+	if (optopt > 0 && optopt < 128)
 		word = shortopt;
 	if (ch == ':')
 		log_warnx("%soption '%s' requires an argument", prefix, word);

@@ -223,10 +223,9 @@ int	 conn_exit_code(int);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);
-int	 conn_command_capped(struct conn *, int, const char **,
-	     const size_t *, int64_t, int64_t, struct redisReply **);
-void	 conn_command_many(struct conn **, size_t, int, const char **,
-	     const size_t *, int64_t, struct redisReply **, int *);
+void	 conn_command_many(struct conn **, size_t, size_t, int,
+	     const char **, const size_t *, int64_t, int64_t,
+	     struct redisReply **, int *);
 
 /* scripts.c */
 struct script;
@@ -235,8 +234,12 @@ extern struct script script_release;
 extern struct script script_extend;
 extern struct script script_status;
 extern struct script script_leave;
+extern struct script script_raise_fence;
 int	 script_call(struct conn *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct redisReply **);
+void	 script_call_many(struct conn **, size_t, struct script *, int, int,
+	     const char **, const size_t *, int64_t, struct redisReply **,
+	     int *);
 
 /* lock.c: the protocol, on top of conn.c and scripts.c */
 enum lock_not_owner {
@@ -256,7 +259,9 @@ struct lock_holder {
 struct lock {
 	const struct global_opts *opts;
 	struct conn_config conf;
-	struct conn	*conn;
+	struct conn	**conns;	/* one per server */
+	size_t		 nconns;
+	size_t		 quorum;	/* nconns / 2 + 1 */
 	char		*user_key;	/* KEY as given */
 	char		*key;		/* PREFIX KEY: the lock itself */
 	size_t		 key_len;
@@ -274,8 +279,6 @@ struct lock {
 	size_t		 wake_prefix_len;
 	int64_t		 limit;		/* --limit N: semaphore; 0 = mutex */
 	int		 is_fair;	/* --fair */
-	int		 cannot_block;	/* server without fractional BLPOP */
-	int		 fail_code;	/* exit code decided by lock_call */
 	char		*token;		/* ours: generated or given */
 	int64_t		 ttl_ms;
 	int64_t		 fence;
@@ -283,7 +286,22 @@ struct lock {
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 not_owner;	/* enum lock_not_owner */
+	int		 cannot_block;	/* server without fractional BLPOP */
+	int		 fail_code;	/* exit code of the last failure */
+	int		 type_clash;	/* exit code if the key's type is wrong */
 	char		 err[512];	/* the last failure, for the caller */
+};
+/* one server's view of a lock, for status */
+struct lock_view {
+	const char	   *display;	/* the server's URL, redacted */
+	char		   *error;	/* NULL if it answered */
+	struct lock_holder *holders;
+	size_t		    nholders;
+};
+/* the replies of one operation sent to every server */
+struct lock_round {
+	struct redisReply **replies;
+	int		  *results;	/* enum conn_result */
 };
 void	 lock_init(struct lock *, const struct global_opts *, const char *);
 void	 lock_free(struct lock *);
@@ -291,18 +309,20 @@ int	 lock_set_token(struct lock *, const char *);
 int	 lock_acquire(struct lock *, int64_t, int64_t, const char *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
-int	 lock_status(struct lock *, struct lock_holder **, size_t *);
+int	 lock_status(struct lock *, struct lock_holder **, size_t *,
+	     struct lock_view **);
 void	 lock_holders_free(struct lock_holder *, size_t);
+void	 lock_views_free(struct lock_view *, size_t);
 int64_t	 lock_drift_ms(int64_t);
-char	*lock_companion_key(const char *, size_t, const char *, size_t *);
 /* for lock-*.c */
 #define LOCK_FAIR_LEASE_MS	3000
-int	 lock_call(struct lock *, struct script *, int, int, const char **,
-	     const size_t *, int64_t, struct redisReply **);
-int	 lock_fail_code(const struct lock *, int);
-int	 lock_unexpected(struct lock *, const char *, struct redisReply *,
-	     const char *);
-int	 lock_release_call(struct lock *, struct redisReply **);
+size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
+	     const size_t *, int64_t, struct lock_round *);
+void	 lock_round_free(struct lock *, struct lock_round *);
+int	 lock_fail(struct lock *, size_t);
+int	 lock_unexpected(struct lock *, size_t, const char *,
+	     const struct redisReply *, const char *);
+size_t	 lock_release_call(struct lock *, struct lock_round *);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);
@@ -310,6 +330,7 @@ void	 lock_leave_queue(struct lock *);
 
 /* keyslot.c */
 unsigned int keyslot(const char *, size_t);
+char	*keyslot_companion(const char *, size_t, const char *, size_t *);
 
 /* supervise.c */
 struct supervise_opts {

@@ -275,18 +275,48 @@ struct script script_status = { "status",
 };
 
 /*
- * Run script s on c with nkeys keys followed by nargs arguments (args and
- * lens hold both, keys first).  Returns a conn_result; *reply as in
- * conn_command().
+ * raise_fence: in quorum mode, after acquiring on a majority, lift this
+ * server's fence counter to the fence the holder was given (the highest
+ * any server of the majority returned), if this token still holds the lock
+ * here.  See lock.c for why that keeps fences strictly increasing.
+ *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash
+ *   ARGV[1] token, ARGV[2] fence, ARGV[3] limit
+ *   returns 1 when the counter is now at least the fence, 0 if not held.
  */
-int
-script_call(struct conn *c, struct script *s, int nkeys, int nargs,
-    const char **args, const size_t *lens, int64_t cap_ns, redisReply **reply)
+struct script script_raise_fence = { "raise_fence",
+	CHECK_TYPE(3)
+	"local held\n"
+	"if limit == 0 then held = redis.call('GET', KEYS[1]) == ARGV[1]\n"
+	"else held = redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= false end\n"
+	"if not held then return 0 end\n"
+	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"
+	" then\n"
+	"  redis.call('SET', KEYS[2], ARGV[2])\n"
+	"end\n"
+	"if limit == 0 then redis.call('HSET', KEYS[3], 'fence', ARGV[2])\n"
+	"else redis.call('HSET', KEYS[3], ARGV[1] .. ':fence', ARGV[2]) end\n"
+	"return 1\n",
+	""
+};
+
+/*
+ * Run script s on n servers at once, with nkeys keys followed by nargs
+ * arguments (args and lens hold both, keys first): EVALSHA everywhere,
+ * then EVAL only where the server said NOSCRIPT.  replies and results as
+ * in conn_command_many().
+ */
+void
+script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
+    int nargs, const char **args, const size_t *lens, int64_t cap_ns,
+    redisReply **replies, int *results)
 {
 	const char	**argv;
-	size_t		 *argl;
+	size_t		 *argl, i, nmiss = 0;
+	struct conn	**miss;
+	redisReply	**mreplies;
+	int		 *mresults;
 	char		  numkeys[16];
-	int		  argc = 3 + nkeys + nargs, i, result;
+	int		  argc = 3 + nkeys + nargs, j;
 
 	if (s->sha[0] == '\0')
 		sha1_hex(s->body, strlen(s->body), s->sha);
@@ -294,26 +324,53 @@ script_call(struct conn *c, struct script *s, int nkeys, int nargs,
 	argl = xcalloc((size_t)argc, sizeof(*argl));
 	(void)snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
 	argv[0] = "EVALSHA";
-	argv[1] = s->sha;
-	argv[2] = numkeys;
-	for (i = 0; i < nkeys + nargs; i++) {
-		argv[3 + i] = args[i];
-		argl[3 + i] = lens[i];
-	}
 	argl[0] = 7;
+	argv[1] = s->sha;
 	argl[1] = 40;
+	argv[2] = numkeys;
 	argl[2] = strlen(numkeys);
-	result = conn_command(c, argc, argv, argl, cap_ns, reply);
-	if (result == CONN_NOSCRIPT) {
-		log_debug("%s: script %s not cached, sending it", conn_display(c),
-		    s->name);
+	for (j = 0; j < nkeys + nargs; j++) {
+		argv[3 + j] = args[j];
+		argl[3 + j] = lens[j];
+	}
+	conn_command_many(cs, n, n, argc, argv, argl, 0, cap_ns, replies,
+	    results);
+	miss = xcalloc(n, sizeof(*miss));
+	mreplies = xcalloc(n, sizeof(*mreplies));
+	mresults = xcalloc(n, sizeof(*mresults));
+	for (i = 0; i < n; i++)
+		if (results[i] == CONN_NOSCRIPT)
+			miss[nmiss++] = cs[i];
+	if (nmiss > 0) {
+		log_debug("script %s not cached, sending it", s->name);
 		argv[0] = "EVAL";
 		argl[0] = 4;
 		argv[1] = s->body;
 		argl[1] = strlen(s->body);
-		result = conn_command(c, argc, argv, argl, cap_ns, reply);
+		conn_command_many(miss, nmiss, nmiss, argc, argv, argl, 0,
+		    cap_ns, mreplies, mresults);
+		for (i = 0, nmiss = 0; i < n; i++) {
+			if (results[i] != CONN_NOSCRIPT)
+				continue;
+			replies[i] = mreplies[nmiss];
+			results[i] = mresults[nmiss++];
+		}
 	}
+	free(miss);
+	free(mreplies);
+	free(mresults);
 	free(argv);
 	free(argl);
+}
+
+/* Run script s on one server; see script_call_many(). */
+int
+script_call(struct conn *c, struct script *s, int nkeys, int nargs,
+    const char **args, const size_t *lens, int64_t cap_ns, redisReply **reply)
+{
+	int result;
+
+	script_call_many(&c, 1, s, nkeys, nargs, args, lens, cap_ns, reply,
+	    &result);
 	return (result);
 }

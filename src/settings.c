@@ -144,11 +144,6 @@ settings_setup(struct global_opts *g)
 			    "line may be seen by other users; use "
 			    "--password-file or REDISCLI_AUTH");
 	}
-	if (g->nurls > 1) {
-		log_warnx("several URLs (a Redlock quorum) are not supported "
-		    "by this version");
-		return (EXIT_USAGE);
-	}
 	if (g->password_file != NULL) {
 		if ((rc = settings_read_password_file(g)) != 0)
 			return (rc);

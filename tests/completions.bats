@@ -173,6 +173,37 @@ bash_offered_options() {
 	refute_reply_has --ttl
 }
 
+@test "acquire and run offer --limit and --fair" {
+	local verb
+	for verb in acquire run; do
+		complete_line "redlock-cli $verb k -"
+		assert_reply_has --limit
+		assert_reply_has --fair
+	done
+	complete_line 'redlock-cli acquire k --f'
+	assert_reply '--fair'
+	complete_line 'redlock-cli run k --li'
+	assert_reply '--limit'
+}
+
+@test "release, extend and status offer --limit but not --fair" {
+	local verb
+	for verb in release extend status; do
+		complete_line "redlock-cli $verb k -"
+		assert_reply_has --limit
+		refute_reply_has --fair
+	done
+	complete_line 'redlock-cli status k --l'
+	assert_reply '--limit'
+}
+
+@test "the number after --limit is not taken for the key" {
+	complete_line 'redlock-cli run --limit 4 k --f'
+	assert_reply '--fair'
+	complete_line 'redlock-cli acquire --limit 4 --fair k --j'
+	assert_reply '--json'
+}
+
 @test "global options after the verb do not hide it" {
 	complete_line 'redlock-cli -q --prefix app: -u redis://h:6379 run k --jit'
 	assert_reply '--jitter'
@@ -194,7 +225,7 @@ bash_offered_options() {
 	local opt
 	for opt in -t --ttl -w --wait --timeout --renew --kill-after --jitter \
 	    --min-hold --connect-timeout --io-timeout -E --conflict-exit-code \
-	    --lost-exit-code --token --prefix -c --command; do
+	    --lost-exit-code --token --prefix -c --command --limit; do
 		complete_line "redlock-cli run k $opt "
 		assert_equal "$opt: $(reply)" "$opt: "
 	done
@@ -247,13 +278,16 @@ bash_offered_options() {
 		t "redlock-cli -u "
 		t "redlock-cli help "
 		t "redlock-cli acquire k -t "
+		t "redlock-cli acquire k --f"
+		t "redlock-cli status k --limit "
 	' _ "$bc" "$BASH_FILE"
 	assert_success
 	assert_line -n 0 'acquire release extend run status help'
 	assert_line -n 1 '--lost-signal --lost-exit-code'
 	assert_line -n 2 'redis:// unix://'
 	assert_line -n 3 'acquire release extend run status'
-	assert_equal "${#lines[@]}" 4
+	assert_line -n 4 '--fair'
+	assert_equal "${#lines[@]}" 5
 }
 
 @test "the bash file is shellcheck clean" {
@@ -287,6 +321,34 @@ bash_offered_options() {
 	run fish --no-config -c 'source $argv[1]; complete -C"redlock-cli run --lo" | string replace -r "\t.*" ""' "$FISH_FILE"
 	assert_success
 	assert_output $'--lost-exit-code\n--lost-signal'
+}
+
+@test "fish offers --limit and --fair to acquire and run, and only --limit to status" {
+	command -v fish >/dev/null || skip "fish is not installed"
+	run fish --no-config -c 'source $argv[1]; for l in "redlock-cli acquire k --" "redlock-cli run k --" "redlock-cli status k --"; echo "$l:" (complete -C"$l" | string replace -r "\t.*" "" | string match -r -- "^--(?:limit|fair)\$" | sort); end' "$FISH_FILE"
+	assert_success
+	assert_line -n 0 'redlock-cli acquire k --: --fair --limit'
+	assert_line -n 1 'redlock-cli run k --: --fair --limit'
+	assert_line -n 2 'redlock-cli status k --: --limit'
+}
+
+@test "zsh offers --limit and --fair to acquire and run, and --limit to the other verbs" {
+	local verb
+	for verb in acquire run; do
+		sed -n "/^lock_opts=(/,/^)/p" "$ZSH_FILE" | grep -q -- "'--limit=\[" ||
+		    fail "--limit is not in lock_opts"
+		sed -n "/^lock_opts=(/,/^)/p" "$ZSH_FILE" | grep -q -- "'--fair\[" ||
+		    fail "--fair is not in lock_opts"
+		sed -n "/^  $verb)/,/;;/p" "$ZSH_FILE" | grep -q 'lock_opts' ||
+		    fail "$verb does not use lock_opts"
+	done
+	for verb in release extend status; do
+		sed -n "/^  $verb)/,/;;/p" "$ZSH_FILE" | grep -q -- "'--limit=\[" ||
+		    fail "$verb does not offer --limit"
+		sed -n "/^  $verb)/,/;;/p" "$ZSH_FILE" | grep -qE -- 'lock_opts|--fair' &&
+		    fail "$verb offers --fair"
+	done
+	return 0
 }
 
 # the long options in the SYNOPSIS of the man page, without dashes

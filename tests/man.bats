@@ -39,6 +39,28 @@ man_section() {
 	sed -n "/^\\.Sh $1\$/,/^\\.Sh /p" "$MAN_FILE"
 }
 
+SRC="$ROOT/src"
+
+# the C sources with adjacent string literals joined, so that a message split
+# over several lines reads as one string
+joined_sources() {
+	perl -0777 -pe 's/"\s*\n\s*"//g' "$SRC"/*.c
+}
+
+# usage_options VERB: the options in VERB's usage line in src/cmd-VERB.c, one
+# a line ("-t", "--limit")
+usage_options() {
+	perl -0777 -ne 's/"\s*\n\s*"//g; print "$1\n" if /\.usage = "([^"]*)"/' \
+	    "$SRC/cmd-$1.c" | grep -oE -- '(^|[ [(])--?[a-zA-Z][a-z0-9-]*' |
+	    grep -oE -- '--?[a-zA-Z][a-z0-9-]*' | sort -u
+}
+
+# synopsis_options VERB: the options in VERB's SYNOPSIS lines, one a line
+synopsis_options() {
+	man_section SYNOPSIS | sed -n "/^\\.Cm $1\$/,/^\\.Nm/p" |
+	    grep -oE 'Fl -?[a-zA-Z][a-z0-9-]*' | sed 's/^Fl /-/' | sort -u
+}
+
 @test "the man page is mandoc -Tlint clean" {
 	command -v mandoc >/dev/null || skip "mandoc is not installed"
 	run mandoc -Tlint -W warning "$MAN_FILE"
@@ -127,4 +149,68 @@ man_section() {
 	assert_success
 	assert_output --partial 'SYNOPSIS'
 	assert_output --partial 'CAVEATS'
+}
+
+@test "each verb's synopsis lists the options of its usage line in src" {
+	local verb
+	for verb in acquire release extend run status; do
+		[[ -n $(usage_options "$verb") ]] || fail "no usage line found for $verb"
+		assert_equal "$verb: $(synopsis_options "$verb" | tr '\n' ' ')" \
+		    "$verb: $(usage_options "$verb" | tr '\n' ' ')"
+	done
+}
+
+@test "--limit and --fair are documented, and nothing says they are not implemented" {
+	documented --limit || fail "--limit has no item"
+	documented --fair || fail "--fair has no item"
+	man_section SEMAPHORES | grep -q 'Fl -limit' || fail "no SEMAPHORES section"
+	man_section WAITING | grep -q 'Fl -fair' || fail "no WAITING section"
+	run grep -inE 'not (yet )?(implemented|supported)|unimplemented' "$MAN_FILE"
+	refute_output --partial 'limit'
+	refute_output --partial 'fair'
+	refute_output --partial 'semaphore'
+}
+
+@test "KEY LAYOUT names every companion key that src builds" {
+	local suffix missing="" count=0
+	while read -r suffix; do
+		count=$((count + 1))
+		man_section 'KEY LAYOUT' | grep -qF ".It Li {K}:$suffix" ||
+		    missing+=" {K}:$suffix"
+		man_section 'KEY LAYOUT' | grep -qF "Li {T}:K:$suffix" ||
+		    missing+=" {T}:K:$suffix"
+	done < <(grep -ohE '[a-z_]*companion[a-z_]*\([^"]*"[^"]+"' "$SRC"/*.c |
+	    grep -oE '"[^"]+"' | tr -d '"' | sort -u)
+	[[ $count -ge 6 ]] || fail "only $count companion keys found in src"
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "the messages the man page quotes are those in src" {
+	local phrase missing=""
+	for phrase in \
+	    "is held by another owner" \
+	    "is still held by another owner after" \
+	    "has no free slot (limit" \
+	    "still has no free slot (limit" \
+	    "is a mutex: it cannot be used with --limit" \
+	    "is a semaphore: use --limit" \
+	    ", not a lock" \
+	    "invalid --ttl '1.5x': unknown unit"; do
+		grep -qF -- "$phrase" "$MAN_FILE" || missing+=" man:'$phrase'"
+		[[ $phrase == "invalid --ttl"* ]] && continue
+		joined_sources | grep -qF -- "$phrase" || missing+=" src:'$phrase'"
+	done
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "the busy messages in the man page match the formats in src/cmd.c" {
+	local line fmt re missing=""
+	while read -r fmt; do
+		# a printf format into a regular expression for one line
+		re=$(printf '%s' "$fmt" | sed -e 's/[][().*^$+?{}|\\]/\\&/g' \
+		    -e "s/%s/[^']+/g" -e 's/%lld/[0-9]+/g')
+		man_section 'EXIT STATUS' | grep -qE "^redlock-cli: $re( [0-9.]+(ms|s|m|h))?\$" ||
+		    missing+=" '$fmt'"
+	done < <(joined_sources | grep -oE 'log_busy\("[^"]*"' | sed 's/^log_busy("//; s/"$//')
+	assert_equal "missing:$missing" "missing:"
 }

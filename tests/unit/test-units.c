@@ -189,7 +189,7 @@ test_keyslots(void)
 	    keyslot("foo{}{bar}", 10) != keyslot("bar", 3),
 	    "empty tag hashes whole key");
 	for (i = 0; keys[i] != NULL; i++) {
-		c = lock_companion_key(keys[i], strlen(keys[i]), "fence",
+		c = keyslot_companion(keys[i], strlen(keys[i]), "fence",
 		    &len);
 		CHECK(len == strlen(c) && keyslot(c, len) ==
 		    keyslot(keys[i], strlen(keys[i])),
@@ -197,10 +197,10 @@ test_keyslots(void)
 		    keyslot(c, len), keyslot(keys[i], strlen(keys[i])));
 		free(c);
 	}
-	c = lock_companion_key("nightly", 7, "meta", &len);
+	c = keyslot_companion("nightly", 7, "meta", &len);
 	CHECK(strcmp(c, "{nightly}:meta") == 0, "plain companion %s", c);
 	free(c);
-	c = lock_companion_key("a{b}c", 5, "meta", &len);
+	c = keyslot_companion("a{b}c", 5, "meta", &len);
 	CHECK(strcmp(c, "{b}:a{b}c:meta") == 0, "tagged companion %s", c);
 	free(c);
 }
