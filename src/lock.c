@@ -27,6 +27,7 @@ static int	 lock_raise_fence(struct lock *, struct lock_round *,
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 static int	 lock_is_pair(const redisReply *);
+static int	 lock_wait_replicas(struct lock *);
 
 /*
  * The drift allowance of the Redlock algorithm: clocks of client and
@@ -336,6 +337,64 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 }
 
 /*
+ * --wait-replicas N: WAIT until N replicas of each server have what we
+ * wrote (WAIT cannot run inside a script, so it follows it).  A majority
+ * of servers must report N acknowledgements.  This narrows, but does not
+ * close, the window in which a failover loses the lock: WAIT makes the
+ * write reach the replicas, it does not make the failover pick one that
+ * has it.  Returns 0, or -1 with l->err set.
+ */
+static int
+lock_wait_replicas(struct lock *l)
+{
+	const char	*argv[3];
+	size_t		 lens[3], i, enough = 0;
+	redisReply	**replies;
+	int		 *results;
+	char		  num[32], ms[32];
+	long long	  least = -1;
+
+	if (l->opts->wait_replicas == 0)
+		return (0);
+	(void)snprintf(num, sizeof(num), "%d", l->opts->wait_replicas);
+	(void)snprintf(ms, sizeof(ms), "%lld",
+	    (long long)l->opts->wait_timeout_ms);
+	argv[0] = "WAIT";
+	argv[1] = num;
+	argv[2] = ms;
+	for (i = 0; i < 3; i++)
+		lens[i] = strlen(argv[i]);
+	replies = xcalloc(l->nconns, sizeof(*replies));
+	results = xcalloc(l->nconns, sizeof(*results));
+	conn_command_many(l->conns, l->nconns, l->nconns, 3, argv, lens,
+	    clock_ms_to_ns(l->opts->wait_timeout_ms), 0, replies, results);
+	for (i = 0; i < l->nconns; i++) {
+		if (results[i] == CONN_OK &&
+		    replies[i]->type == REDIS_REPLY_INTEGER) {
+			if (replies[i]->integer >= l->opts->wait_replicas)
+				enough++;
+			if (least == -1 || replies[i]->integer < least)
+				least = replies[i]->integer;
+		} else if (l->err[0] == '\0' || enough == 0)
+			(void)snprintf(l->err, sizeof(l->err), "%s",
+			    conn_error(l->conns[i]));
+		if (replies[i] != NULL)
+			freeReplyObject(replies[i]);
+	}
+	free(replies);
+	free(results);
+	if (enough >= l->quorum)
+		return (0);
+	if (least >= 0)
+		(void)snprintf(l->err, sizeof(l->err), "lock '%s': only %lld "
+		    "of %d replicas acknowledged it within %lldms",
+		    l->user_key, least, l->opts->wait_replicas,
+		    (long long)l->opts->wait_timeout_ms);
+	l->fail_code = EXIT_UNAVAILABLE;
+	return (-1);
+}
+
+/*
  * Acquire: one atomic script per attempt, on every server at once.  The
  * lock is ours iff a majority took it and the time that took leaves some
  * validity (TTL - elapsed - drift).  wait_ms is WAIT_FOREVER, 0 for a
@@ -439,6 +498,13 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		    (l->nconns == 1 ||
 		    lock_raise_fence(l, &rd, fences, fence) == 0)) {
 			lock_round_free(l, &rd);
+			l->err[0] = '\0';
+			if (lock_wait_replicas(l) == -1) {
+				/* Not safely ours: give it back, fail. */
+				lock_forget_attempt(l);
+				free(fences);
+				return (EXIT_UNAVAILABLE);
+			}
 			free(fences);
 			l->fence = fence;
 			l->ttl_ms = ttl_ms;
@@ -583,6 +649,11 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	(void)lock_call(l, &script_extend, 3, 3, args, lens, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	lock_round_free(l, &rd);
+	if (rc == EXIT_OK) {
+		l->err[0] = '\0';
+		if (lock_wait_replicas(l) == -1)
+			rc = EXIT_UNAVAILABLE;
+	}
 	/* Confirmed within the validity only: a late majority is no lock. */
 	if (rc == EXIT_OK && cap_ns > 0 && clock_mono_ns() >= cap_ns)
 		rc = lock_fail(l, 0);

@@ -23,6 +23,7 @@ main(int argc, char **argv)
 	memset(&g, 0, sizeof(g));
 	g.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;
+	g.wait_timeout_ms = DEFAULT_TIMEOUT_MS;
 
 	if ((i = options_parse_globals(argc, argv, &g)) < 0) {
 		settings_free(&g);

@@ -33,6 +33,8 @@ static const struct {
 	{ { "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT }, 1 },
 	{ { "prefix", required_argument, NULL, OPT_PREFIX }, 1 },
 	{ { "syslog", no_argument, NULL, OPT_SYSLOG }, 1 },
+	{ { "wait-replicas", required_argument, NULL, OPT_WAIT_REPLICAS }, 1 },
+	{ { "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT }, 1 },
 	{ { "ttl", required_argument, NULL, OPT_TTL }, 0 },
 	{ { "nonblock", no_argument, NULL, OPT_NONBLOCK }, 0 },
 	{ { "wait", required_argument, NULL, OPT_WAIT }, 0 },
@@ -58,8 +60,8 @@ static const struct {
 static struct option	*options_longopts(const struct cmd_entry *);
 static int	 options_global(int, const char *, struct global_opts *);
 static int	 options_duration(const char *, const char *, int64_t *, int);
-static int	 options_exit_code(const char *, const char *, int *);
-static int	 options_limit(const char *, int64_t *);
+static int	 options_count(const char *, const char *, long, long,
+		     int64_t *);
 static int	 options_getopt_error(const char *, int, char **, int);
 
 /* The getopt_long array for one verb: its own options plus the globals. */
@@ -101,9 +103,10 @@ options_duration(const char *option, const char *value, int64_t *ms,
 	return (0);
 }
 
-/* An exit code option: a whole number 0..255. */
+/* A whole number option in [min, max]. */
 static int
-options_exit_code(const char *option, const char *value, int *code)
+options_count(const char *option, const char *value, long min, long max,
+    int64_t *out)
 {
 	char	*end;
 	long	 v;
@@ -111,31 +114,12 @@ options_exit_code(const char *option, const char *value, int *code)
 	errno = 0;
 	v = strtol(value, &end, 10);
 	if (*value < '0' || *value > '9' || *end != '\0' || errno != 0 ||
-	    v < 0 || v > 255) {
-		log_warnx("invalid %s '%s': not a number from 0 to 255",
-		    option, value);
+	    v < min || v > max) {
+		log_warnx("invalid %s '%s': not a number from %ld to %ld",
+		    option, value, min, max);
 		return (EXIT_USAGE);
 	}
-	*code = (int)v;
-	return (0);
-}
-
-/* --limit: how many holders a semaphore admits, 1 to a million. */
-static int
-options_limit(const char *value, int64_t *limit)
-{
-	char	*end;
-	long	 v;
-
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (*value < '0' || *value > '9' || *end != '\0' || errno != 0 ||
-	    v < 1 || v > 1000000) {
-		log_warnx("invalid --limit '%s': not a number from 1 to "
-		    "1000000", value);
-		return (EXIT_USAGE);
-	}
-	*limit = v;
+	*out = v;
 	return (0);
 }
 
@@ -177,6 +161,8 @@ options_getopt_error(const char *verb, int ch, char **argv, int optind_now)
 static int
 options_global(int ch, const char *arg, struct global_opts *g)
 {
+	int64_t v;
+
 	switch (ch) {
 	case OPT_URL:
 		g->url_strings = xreallocarray(g->url_strings,
@@ -207,6 +193,14 @@ options_global(int ch, const char *arg, struct global_opts *g)
 	case OPT_SYSLOG:
 		g->use_syslog = 1;
 		return (0);
+	case OPT_WAIT_REPLICAS:
+		if (options_count("--wait-replicas", arg, 1, 1000, &v) != 0)
+			return (EXIT_USAGE);
+		g->wait_replicas = (int)v;
+		return (0);
+	case OPT_WAIT_TIMEOUT:
+		return (options_duration("--wait-timeout", arg,
+		    &g->wait_timeout_ms, 0));
 	default:
 		return (-1);	/* not a global option */
 	}
@@ -264,6 +258,7 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 	char		 shortopts[64];
 	int		 ch, rc = 0, before, have_n = 0, have_w = 0;
 	int		 saw_dashdash = 0;
+	int64_t		 v = 0;
 	const char	*env;
 
 	(void)snprintf(shortopts, sizeof(shortopts), "+:%s" GLOBAL_SHORTOPTS,
@@ -327,8 +322,9 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			rc = options_duration("--wait", optarg, &a->wait_ms, 1);
 			break;
 		case OPT_CONFLICT_CODE:
-			rc = options_exit_code("--conflict-exit-code", optarg,
-			    &a->conflict_code);
+			rc = options_count("--conflict-exit-code", optarg, 0,
+			    255, &v);
+			a->conflict_code = (int)v;
 			break;
 		case OPT_TOKEN:
 			a->token = optarg;
@@ -351,8 +347,9 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			    &a->kill_after_ms, 0);
 			break;
 		case OPT_LOST_EXIT_CODE:
-			rc = options_exit_code("--lost-exit-code", optarg,
-			    &a->lost_exit_code);
+			rc = options_count("--lost-exit-code", optarg, 0, 255,
+			    &v);
+			a->lost_exit_code = (int)v;
 			break;
 		case OPT_JITTER:
 			rc = options_duration("--jitter", optarg, &a->jitter_ms, 1);
@@ -365,7 +362,9 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			a->shell_command = optarg;
 			break;
 		case OPT_LIMIT:
-			rc = options_limit(optarg, &a->limit);
+			/* How many holders a semaphore admits. */
+			rc = options_count("--limit", optarg, 1, 1000000,
+			    &a->limit);
 			break;
 		case OPT_FAIR:
 			a->fair = 1;

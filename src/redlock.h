@@ -114,6 +114,8 @@ struct global_opts {
 	int		  quiet;
 	int		  verbose;
 	int		  use_syslog;
+	int		  wait_replicas;	/* WAIT for this many, 0: no */
+	int64_t		  wait_timeout_ms;
 };
 
 /* what one command was asked to do; each verb uses the fields it accepts */
@@ -173,7 +175,9 @@ enum cmd_option {
 	OPT_PREFIX,
 	OPT_SYSLOG,
 	OPT_LIMIT,
-	OPT_FAIR
+	OPT_FAIR,
+	OPT_WAIT_REPLICAS,
+	OPT_WAIT_TIMEOUT
 };
 const struct cmd_entry *cmd_find(const char *);
 void	 cmd_print_usage(int);
