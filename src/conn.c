@@ -37,8 +37,20 @@
 /* Our replies are tiny; a server sending more than this is broken. */
 #define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
 
+enum conn_setup {
+	SETUP_AUTH,
+	SETUP_SELECT,
+	SETUP_ROLE,	/* sentinel: is the named master still one? */
+	SETUP_ASKING	/* cluster: the next command is for a slot moving in */
+};
+#define CONN_MAX_SETUP	4
+
 struct conn {
-	const struct redis_url	*url;
+	const struct redis_url	*url;		/* as the user gave it */
+	const struct redis_url	*dial;		/* where to connect */
+	struct redis_url	 master;	/* sentinel: the master now */
+	char			*master_host;
+	size_t			 seed;		/* cluster: seed being tried */
 	struct conn_config	 conf;
 	int			 fd;
 	int			 is_ready;	/* AUTH and SELECT done */
@@ -53,6 +65,10 @@ struct conn {
 	size_t			 out_len;
 	size_t			 out_off;
 	int			 setup_replies;	/* AUTH/SELECT still to read */
+	enum conn_setup		 setup[CONN_MAX_SETUP];
+	int			 nsetup;	/* queued, in order */
+	int			 want_asking;	/* next command: ASKING */
+	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;
 	int			 is_done;
 	int64_t			 deadline_ns;
@@ -70,6 +86,8 @@ static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
 static int	 conn_start_connect(struct conn *);
 static int	 conn_try_addr(struct conn *);
+static int	 conn_resolve(struct conn *);
+static int	 conn_find_master(struct conn *);
 static void	 conn_connected(struct conn *);
 static void	 conn_begin(struct conn *, int, const char **,
 		     const size_t *, int64_t);
@@ -87,6 +105,7 @@ conn_new(const struct redis_url *url, const struct conn_config *conf)
 	struct conn *c = xcalloc(1, sizeof(*c));
 
 	c->url = url;
+	c->dial = url;
 	c->conf = *conf;
 	c->fd = -1;
 	return (c);
@@ -114,6 +133,7 @@ conn_free(struct conn *c)
 	if (c == NULL)
 		return;
 	conn_close(c);
+	free(c->master_host);
 	free(c->out);
 	if (c->reply != NULL)
 		freeReplyObject(c->reply);
@@ -213,52 +233,162 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 	log_debug("%s: > %s", c->url->display, line);
 }
 
-/* Open the socket and start a non-blocking connect to the next address. */
+/* Resolve the current seed (the one host of a plain URL) into c->addrs. */
+static int
+conn_resolve(struct conn *c)
+{
+	struct addrinfo	 hints;
+	const char	*host = c->dial->kind == URL_CLUSTER ?
+			    c->dial->hosts[c->seed].host : c->dial->host;
+	char		 port[16];
+	int		 rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	(void)snprintf(port, sizeof(port), "%d", c->dial->kind == URL_CLUSTER ?
+	    c->dial->hosts[c->seed].port : c->dial->port);
+	if (c->addrs != NULL)
+		freeaddrinfo(c->addrs);
+	c->addrs = c->addr = NULL;
+	if ((rc = getaddrinfo(host, port, &hints, &c->addrs)) != 0) {
+		c->addrs = NULL;
+		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
+		    "cannot resolve host: %s", c->url->display,
+		    gai_strerror(rc));
+		return (-1);
+	}
+	c->addr = c->addrs;
+	return (0);
+}
+
+/*
+ * Open the socket and start a non-blocking connect to the next address;
+ * when a host's addresses are used up, a cluster URL's next seed.
+ */
 static int
 conn_try_addr(struct conn *c)
 {
 	int one = 1;
 
-	for (; c->addr != NULL; c->addr = c->addr->ai_next) {
-		c->fd = socket(c->addr->ai_family, c->addr->ai_socktype |
-		    SOCK_NONBLOCK | SOCK_CLOEXEC, c->addr->ai_protocol);
-		if (c->fd == -1)
-			continue;
-		if (c->url->kind == URL_TCP &&
-		    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one,
-		    sizeof(one)) == -1) {
+	for (;;) {
+		for (; c->addr != NULL; c->addr = c->addr->ai_next) {
+			c->fd = socket(c->addr->ai_family,
+			    c->addr->ai_socktype | SOCK_NONBLOCK |
+			    SOCK_CLOEXEC, c->addr->ai_protocol);
+			if (c->fd == -1)
+				continue;
+			if (c->dial->kind != URL_UNIX &&
+			    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one)) == -1) {
+				(void)close(c->fd);
+				c->fd = -1;
+				continue;
+			}
+			if (connect(c->fd, c->addr->ai_addr,
+			    c->addr->ai_addrlen) == 0) {
+				conn_connected(c);
+				return (0);
+			}
+			if (errno == EINPROGRESS || errno == EAGAIN) {
+				c->is_connecting = 1;
+				return (0);
+			}
+			(void)snprintf(c->err, sizeof(c->err),
+			    "cannot connect to %s: %s", c->url->display,
+			    strerror(errno));
 			(void)close(c->fd);
 			c->fd = -1;
-			continue;
 		}
-		if (connect(c->fd, c->addr->ai_addr, c->addr->ai_addrlen) ==
-		    0) {
-			conn_connected(c);
-			return (0);
-		}
-		if (errno == EINPROGRESS || errno == EAGAIN) {
-			c->is_connecting = 1;
-			return (0);
-		}
-		(void)snprintf(c->err, sizeof(c->err),
-		    "cannot connect to %s: %s", c->url->display,
-		    strerror(errno));
-		(void)close(c->fd);
-		c->fd = -1;
+		if (c->dial->kind != URL_CLUSTER)
+			return (-1);
+		do {
+			if (++c->seed >= c->dial->nhosts)
+				return (-1);
+		} while (conn_resolve(c) == -1);
 	}
+}
+
+/*
+ * Sentinel: ask the sentinels, in the order given, where the master named
+ * in the URL is now, and dial that.  Done for every new connection, so a
+ * failover is followed as soon as the old master fails us once.
+ */
+static int
+conn_find_master(struct conn *c)
+{
+	struct redis_url	 su;
+	struct conn_config	 sconf = c->conf;
+	struct conn		*sc;
+	redisReply		*r;
+	const char		*argv[3] = { "SENTINEL", "get-master-addr-by-name",
+				     c->url->master_name };
+	size_t			 lens[3], i;
+	char			 last[sizeof(c->err)] = "no sentinel answered";
+	int			 result;
+
+	for (i = 0; i < 3; i++)
+		lens[i] = strlen(argv[i]);
+	/* Sentinels have their own credentials, if any. */
+	sconf.password = getenv("REDLOCK_SENTINEL_PASSWORD");
+	for (i = 0; i < c->url->nhosts; i++) {
+		memset(&su, 0, sizeof(su));
+		su.kind = URL_TCP;
+		su.host = c->url->hosts[i].host;
+		su.port = c->url->hosts[i].port;
+		su.display = xasprintf(strchr(su.host, ':') != NULL ?
+		    "sentinel [%s]:%d" : "sentinel %s:%d", su.host, su.port);
+		sc = conn_new(&su, &sconf);
+		r = NULL;
+		result = conn_command(sc, 3, argv, lens, c->cap_ns, &r);
+		if (result == CONN_OK && r->type == REDIS_REPLY_ARRAY &&
+		    r->elements == 2 &&
+		    r->element[0]->type == REDIS_REPLY_STRING &&
+		    r->element[1]->type == REDIS_REPLY_STRING) {
+			free(c->master_host);
+			c->master_host = xmalloc(r->element[0]->len + 1);
+			memcpy(c->master_host, r->element[0]->str,
+			    r->element[0]->len);
+			c->master_host[r->element[0]->len] = '\0';
+			c->master = *c->url;
+			c->master.kind = URL_TCP;
+			c->master.host = c->master_host;
+			c->master.port = atoi(r->element[1]->str);
+			c->dial = &c->master;
+			log_debug("%s: master '%s' is at %s:%d", su.display,
+			    c->url->master_name, c->master.host,
+			    c->master.port);
+		} else if (result == CONN_OK)
+			(void)snprintf(last, sizeof(last), "%s does not know "
+			    "master '%s'", su.display, c->url->master_name);
+		else
+			(void)snprintf(last, sizeof(last), "%s",
+			    conn_error(sc));
+		if (r != NULL)
+			freeReplyObject(r);
+		conn_free(sc);
+		free(su.display);
+		if (c->dial == &c->master)
+			return (0);
+	}
+	conn_fail(c, CONN_UNAVAILABLE, "%s: cannot find the master: %s",
+	    c->url->display, last);
 	return (-1);
 }
 
 static int
 conn_start_connect(struct conn *c)
 {
-	struct addrinfo		 hints;
-	char			 port[16];
-	int			 rc;
+	int rc;
 
 	c->err[0] = '\0';
-	if (c->url->kind == URL_UNIX) {
-		if (strlen(c->url->path) >= sizeof(c->unix_sa.sun_path)) {
+	if (c->url->kind == URL_SENTINEL) {
+		c->dial = c->url;
+		if (conn_find_master(c) == -1)
+			return (-1);
+	}
+	if (c->dial->kind == URL_UNIX) {
+		if (strlen(c->dial->path) >= sizeof(c->unix_sa.sun_path)) {
 			conn_fail(c, CONN_UNAVAILABLE,
 			    "cannot connect to %s: socket path too long",
 			    c->url->display);
@@ -266,30 +396,26 @@ conn_start_connect(struct conn *c)
 		}
 		memset(&c->unix_sa, 0, sizeof(c->unix_sa));
 		c->unix_sa.sun_family = AF_UNIX;
-		memcpy(c->unix_sa.sun_path, c->url->path,
-		    strlen(c->url->path) + 1);
+		memcpy(c->unix_sa.sun_path, c->dial->path,
+		    strlen(c->dial->path) + 1);
 		memset(&c->unix_ai, 0, sizeof(c->unix_ai));
 		c->unix_ai.ai_family = AF_UNIX;
 		c->unix_ai.ai_socktype = SOCK_STREAM;
 		c->unix_ai.ai_addr = (struct sockaddr *)&c->unix_sa;
 		c->unix_ai.ai_addrlen = sizeof(c->unix_sa);
 		c->addr = &c->unix_ai;
+		rc = conn_try_addr(c);
 	} else {
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		(void)snprintf(port, sizeof(port), "%d", c->url->port);
-		rc = getaddrinfo(c->url->host, port, &hints, &c->addrs);
-		if (rc != 0) {
-			c->addrs = NULL;
-			conn_fail(c, CONN_UNAVAILABLE,
-			    "cannot connect to %s: cannot resolve host: %s",
-			    c->url->display, gai_strerror(rc));
-			return (-1);
-		}
-		c->addr = c->addrs;
+		/* A cluster URL lists seeds: the first that answers will do. */
+		c->seed = 0;
+		rc = conn_resolve(c);
+		while (rc == -1 && c->dial->kind == URL_CLUSTER &&
+		    ++c->seed < c->dial->nhosts)
+			rc = conn_resolve(c);
+		if (rc == 0)
+			rc = conn_try_addr(c);
 	}
-	if (conn_try_addr(c) == -1) {
+	if (rc == -1) {
 		char msg[sizeof(c->err)];
 
 		(void)snprintf(msg, sizeof(msg), "%s", c->err[0] ? c->err :
@@ -338,6 +464,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->reply = NULL;
 	c->cap_ns = cap_ns;
 
+	c->nsetup = 0;
 	if (c->fd == -1) {
 		c->deadline_ns = now +
 		    clock_ms_to_ns(c->conf.connect_timeout_ms);
@@ -362,7 +489,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			log_debug("%s: > AUTH%s%s ***", c->url->display,
 			    c->url->user != NULL ? " " : "",
 			    c->url->user != NULL ? c->url->user : "");
-			c->setup_replies++;
+			c->setup[c->nsetup++] = SETUP_AUTH;
 		}
 		if (c->url->db != 0) {
 			(void)snprintf(db, sizeof(db), "%d", c->url->db);
@@ -372,21 +499,57 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			al[1] = strlen(db);
 			conn_append(c, 2, av, al);
 			log_debug("%s: > SELECT %s", c->url->display, db);
-			c->setup_replies++;
+			c->setup[c->nsetup++] = SETUP_SELECT;
+		}
+		if (c->url->kind == URL_SENTINEL) {
+			/* A master demoted since the sentinels answered
+			 * must not take a lock. */
+			av[0] = "ROLE";
+			al[0] = 4;
+			conn_append(c, 1, av, al);
+			c->setup[c->nsetup++] = SETUP_ROLE;
 		}
 		if ((c->reader = redisReaderCreate()) == NULL)
 			fatalx(EXIT_UNAVAILABLE, "out of memory");
-		conn_append(c, argc, argv, lens);
-		conn_log_command(c, argc, argv, lens);
-		(void)conn_start_connect(c);
-		return;
+	} else {
+		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
+		    c->block_ns;
+		if (cap_ns > 0 && cap_ns < c->deadline_ns)
+			c->deadline_ns = cap_ns;
 	}
-	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
-	    c->block_ns;
-	if (cap_ns > 0 && cap_ns < c->deadline_ns)
-		c->deadline_ns = cap_ns;
+	if (c->want_asking) {
+		av[0] = "ASKING";
+		al[0] = 6;
+		conn_append(c, 1, av, al);
+		c->setup[c->nsetup++] = SETUP_ASKING;
+		c->want_asking = 0;
+	}
+	c->setup_replies = c->nsetup;
 	conn_append(c, argc, argv, lens);
 	conn_log_command(c, argc, argv, lens);
+	if (c->fd == -1)
+		(void)conn_start_connect(c);
+}
+
+/* The host this connection dials (for a MOVED that names no host). */
+const char *
+conn_host(const struct conn *c)
+{
+	return (c->dial->kind == URL_UNIX ? "localhost" : c->dial->host);
+}
+
+/* Cluster ASK: send ASKING in front of the next command. */
+void
+conn_set_asking(struct conn *c)
+{
+	c->want_asking = 1;
+}
+
+/* The text of the last error reply (for MOVED and ASK), sanitized. */
+const char *
+conn_server_error(const struct conn *c)
+{
+	return (c->server_error);
 }
 
 static void
@@ -524,7 +687,9 @@ conn_on_reply(struct conn *c, redisReply *r)
 	if (r->type == REDIS_REPLY_ERROR)
 		log_sanitize(text, sizeof(text), r->str, r->len);
 	if (c->setup_replies > 0) {
-		c->setup_replies--;
+		enum conn_setup what = c->setup[c->nsetup -
+		    c->setup_replies--];
+
 		if (r->type == REDIS_REPLY_ERROR) {
 			result = conn_classify_error(r->str, r->len);
 			freeReplyObject(r);
@@ -533,20 +698,41 @@ conn_on_reply(struct conn *c, redisReply *r)
 				    "%s: authentication failed: %s",
 				    c->url->display, text);
 			else
-				/* AUTH or SELECT refused: not usable. */
+				/* AUTH, SELECT or ASKING refused. */
 				conn_fail(c, CONN_PROTOCOL, "%s: %s",
 				    c->url->display, text);
 			return;
 		}
+		if (what == SETUP_ROLE && (r->type != REDIS_REPLY_ARRAY ||
+		    r->elements < 1 ||
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    strcmp(r->element[0]->str, "master") != 0)) {
+			freeReplyObject(r);
+			/* Mid-failover: ask the sentinels again. */
+			conn_fail(c, CONN_TRANSIENT, "%s: %s:%d is no longer "
+			    "the master", c->url->display, c->dial->host,
+			    c->dial->port);
+			conn_close(c);
+			return;
+		}
 		freeReplyObject(r);
-		if (c->setup_replies == 0)
-			c->is_ready = 1;
 		return;
 	}
 	c->is_ready = 1;
 	if (r->type == REDIS_REPLY_ERROR) {
 		result = conn_classify_error(r->str, r->len);
 		freeReplyObject(r);
+		(void)snprintf(c->server_error, sizeof(c->server_error), "%s",
+		    text);
+		if (result == CONN_SERVER_ERROR &&
+		    strncmp(text, "READONLY ", 9) == 0 &&
+		    c->url->kind == URL_SENTINEL) {
+			/* The master we knew was demoted: find the new one. */
+			conn_fail(c, CONN_TRANSIENT, "%s: %s",
+			    c->url->display, text);
+			conn_close(c);
+			return;
+		}
 		if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
 			conn_fail(c, result, "%s: permission denied: %s",
 			    c->url->display, text);

@@ -93,7 +93,8 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	for (i = 0; i < l->nconns; i++) {
 		if (replies[i] != NULL)
 			freeReplyObject(replies[i]);
-		if (results[i] == CONN_OK)
+		/* MOVED: the next attempt follows it, then waits there. */
+		if (results[i] == CONN_OK || results[i] == CONN_REDIRECT)
 			rc = 0;
 	}
 	for (i = 0; rc == -1 && i < l->nconns; i++) {

@@ -46,11 +46,20 @@ enum exit_code {
 /* url.c */
 enum url_kind {
 	URL_TCP,
-	URL_UNIX
+	URL_UNIX,
+	URL_SENTINEL,	/* the master that sentinels name */
+	URL_CLUSTER	/* any node of a cluster; MOVED leads on */
+};
+struct url_host {
+	char		*host;		/* brackets stripped */
+	int		 port;
 };
 struct redis_url {
 	enum url_kind	 kind;
-	char		*host;		/* URL_TCP, brackets stripped */
+	struct url_host	*hosts;		/* sentinels, seeds, or the one */
+	size_t		 nhosts;
+	char		*master_name;	/* URL_SENTINEL */
+	const char	*host;		/* hosts[0], for URL_TCP */
 	int		 port;
 	char		*path;		/* URL_UNIX */
 	char		*user;		/* ACL user, or NULL */
@@ -223,6 +232,9 @@ void	 conn_free(struct conn *);
 void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
+const char *conn_server_error(const struct conn *);
+const char *conn_host(const struct conn *);
+void	 conn_set_asking(struct conn *);
 int	 conn_exit_code(int);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
@@ -260,12 +272,19 @@ struct lock_holder {
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
 };
+/* a cluster node that a MOVED or ASK led to */
+struct lock_node {
+	struct redis_url url;
+	char		*host;
+};
 struct lock {
 	const struct global_opts *opts;
 	struct conn_config conf;
 	struct conn	**conns;	/* one per server */
 	size_t		 nconns;
 	size_t		 quorum;	/* nconns / 2 + 1 */
+	struct lock_node **nodes;	/* owned by the lock */
+	size_t		 nnodes;
 	char		*user_key;	/* KEY as given */
 	char		*key;		/* PREFIX KEY: the lock itself */
 	size_t		 key_len;

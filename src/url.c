@@ -18,7 +18,10 @@ static int	 url_number(const char *, size_t, long, long, long *);
 static char	*url_decode(const char *, size_t, const char **);
 static int	 url_userinfo(const char *, size_t, struct redis_url *,
 		     const char **);
-static int	 url_parse_tcp(const char *, struct redis_url *, const char **);
+static int	 url_parse_host(const char **, int, struct redis_url *,
+		     const char **);
+static int	 url_parse_net(const char *, enum url_kind, struct redis_url *,
+		     const char **);
 static int	 url_parse_unix(const char *, struct redis_url *,
 		     const char **);
 static void	 url_make_display(struct redis_url *);
@@ -97,54 +100,106 @@ url_userinfo(const char *s, size_t len, struct redis_url *u,
 	return (0);
 }
 
+/* One host[:port] or [v6]:port at *pp, appended to u->hosts. */
 static int
-url_parse_tcp(const char *rest, struct redis_url *u, const char **errstr)
+url_parse_host(const char **pp, int default_port, struct redis_url *u,
+    const char **errstr)
 {
-	const char	*at, *host, *host_end, *p, *slash;
+	const char	*host, *host_end, *p = *pp, *end;
+	struct url_host	*h;
 	long		 v;
 
-	u->kind = URL_TCP;
-	u->port = 6379;
-	/* The last '@' ends the user-info: a password may contain '@'. */
-	if ((at = strrchr(rest, '@')) != NULL) {
-		if (url_userinfo(rest, (size_t)(at - rest), u, errstr) == -1)
-			return (-1);
-		rest = at + 1;
-	}
-	if (*rest == '[') {
-		host = rest + 1;
+	if (*p == '[') {
+		host = p + 1;
 		if ((host_end = strchr(host, ']')) == NULL) {
 			*errstr = "unterminated IPv6 address";
 			return (-1);
 		}
 		p = host_end + 1;
 	} else {
-		host = rest;
-		host_end = host + strcspn(host, ":/?");
+		host = p;
+		host_end = host + strcspn(host, ":/?,");
 		p = host_end;
 	}
 	if (host_end == host) {
 		*errstr = "missing host";
 		return (-1);
 	}
-	u->host = xmalloc((size_t)(host_end - host) + 1);
-	memcpy(u->host, host, (size_t)(host_end - host));
-	u->host[host_end - host] = '\0';
+	u->hosts = xreallocarray(u->hosts, u->nhosts + 1, sizeof(*u->hosts));
+	h = &u->hosts[u->nhosts++];
+	h->host = xmalloc((size_t)(host_end - host) + 1);
+	memcpy(h->host, host, (size_t)(host_end - host));
+	h->host[host_end - host] = '\0';
+	h->port = default_port;
 	if (*p == ':') {
 		p++;
-		slash = p + strcspn(p, "/?");
-		if (url_number(p, (size_t)(slash - p), 1, 65535, &v) == -1) {
+		end = p + strcspn(p, "/?,");
+		if (url_number(p, (size_t)(end - p), 1, 65535, &v) == -1) {
 			*errstr = "invalid port";
 			return (-1);
 		}
-		u->port = (int)v;
-		p = slash;
+		h->port = (int)v;
+		p = end;
+	}
+	*pp = p;
+	return (0);
+}
+
+/*
+ * redis://, redis-sentinel:// and redis+cluster://: user-info, then one
+ * host (or, for the last two, a comma-separated list), then a path:
+ * /db, /master-name[/db], or nothing.
+ */
+static int
+url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
+    const char **errstr)
+{
+	const char	*at, *p, *name;
+	long		 v;
+
+	u->kind = kind;
+	/* The last '@' ends the user-info: a password may contain '@'. */
+	if ((at = strrchr(rest, '@')) != NULL) {
+		if (url_userinfo(rest, (size_t)(at - rest), u, errstr) == -1)
+			return (-1);
+		rest = at + 1;
+	}
+	p = rest;
+	for (;;) {
+		if (url_parse_host(&p, kind == URL_SENTINEL ? 26379 : 6379, u,
+		    errstr) == -1)
+			return (-1);
+		if (*p != ',')
+			break;
+		if (kind == URL_TCP) {
+			*errstr = "several hosts need redis-sentinel:// or "
+			    "redis+cluster:// (or one -u per server for a "
+			    "quorum)";
+			return (-1);
+		}
+		p++;
+	}
+	u->host = u->hosts[0].host;
+	u->port = u->hosts[0].port;
+	if (kind == URL_SENTINEL) {
+		if (*p != '/' || p[1] == '\0' || p[1] == '/') {
+			*errstr = "missing master name";
+			return (-1);
+		}
+		name = ++p;
+		p += strcspn(p, "/?");
+		u->master_name = xmalloc((size_t)(p - name) + 1);
+		memcpy(u->master_name, name, (size_t)(p - name));
+		u->master_name[p - name] = '\0';
 	}
 	if (*p == '/') {
 		p++;
 		if (*p != '\0') {
-			if (url_number(p, strlen(p), 0, INT_MAX, &v) == -1) {
-				*errstr = "invalid database number";
+			if (kind == URL_CLUSTER ||
+			    url_number(p, strlen(p), 0, INT_MAX, &v) == -1) {
+				*errstr = kind == URL_CLUSTER ? "a cluster has "
+				    "no database numbers" :
+				    "invalid database number";
 				return (-1);
 			}
 			u->db = (int)v;
@@ -196,9 +251,12 @@ url_parse_unix(const char *rest, struct redis_url *u, const char **errstr)
 static void
 url_make_display(struct redis_url *u)
 {
-	const char *pw = u->password != NULL ? ":***@" : "";
-	const char *user = u->user != NULL ? u->user : "";
-	char	    db[32] = "";
+	static const char *schemes[] = { "redis", "unix", "redis-sentinel",
+	    "redis+cluster" };
+	const char	*pw = u->password != NULL ? ":***@" : "";
+	const char	*user = u->user != NULL ? u->user : "";
+	char		*hosts = xstrdup(""), *next, db[32] = "";
+	size_t		 i;
 
 	if (u->password == NULL && u->user != NULL)
 		pw = "@";
@@ -207,16 +265,22 @@ url_make_display(struct redis_url *u)
 			(void)snprintf(db, sizeof(db), "?db=%d", u->db);
 		u->display = xasprintf("unix://%s%s%s%s", user, pw, u->path,
 		    db);
+		free(hosts);
 		return;
+	}
+	for (i = 0; i < u->nhosts; i++) {
+		next = xasprintf(strchr(u->hosts[i].host, ':') != NULL ?
+		    "%s%s[%s]:%d" : "%s%s%s:%d", hosts, i ? "," : "",
+		    u->hosts[i].host, u->hosts[i].port);
+		free(hosts);
+		hosts = next;
 	}
 	if (u->db != 0)
 		(void)snprintf(db, sizeof(db), "/%d", u->db);
-	if (strchr(u->host, ':') != NULL)
-		u->display = xasprintf("redis://%s%s[%s]:%d%s", user, pw,
-		    u->host, u->port, db);
-	else
-		u->display = xasprintf("redis://%s%s%s:%d%s", user, pw,
-		    u->host, u->port, db);
+	u->display = xasprintf("%s://%s%s%s%s%s%s", schemes[u->kind], user,
+	    pw, hosts, u->master_name != NULL ? "/" : "",
+	    u->master_name != NULL ? u->master_name : "", db);
+	free(hosts);
 }
 
 /*
@@ -234,11 +298,18 @@ url_parse(const char *str, struct redis_url *u, const char **errstr)
 		return (-1);
 	}
 	if ((sep = strstr(str, "://")) == NULL) {
-		*errstr = "missing scheme (redis:// or unix://)";
+		*errstr = "missing scheme (redis://, unix://, "
+		    "redis-sentinel:// or redis+cluster://)";
 		return (-1);
 	}
 	if ((size_t)(sep - str) == 5 && strncmp(str, "redis", 5) == 0)
-		rc = url_parse_tcp(sep + 3, u, errstr);
+		rc = url_parse_net(sep + 3, URL_TCP, u, errstr);
+	else if ((size_t)(sep - str) == 14 &&
+	    strncmp(str, "redis-sentinel", 14) == 0)
+		rc = url_parse_net(sep + 3, URL_SENTINEL, u, errstr);
+	else if ((size_t)(sep - str) == 13 &&
+	    strncmp(str, "redis+cluster", 13) == 0)
+		rc = url_parse_net(sep + 3, URL_CLUSTER, u, errstr);
 	else if ((size_t)(sep - str) == 4 && strncmp(str, "unix", 4) == 0)
 		rc = url_parse_unix(sep + 3, u, errstr);
 	else if ((size_t)(sep - str) == 6 && strncmp(str, "rediss", 6) == 0) {
@@ -259,7 +330,12 @@ url_parse(const char *str, struct redis_url *u, const char **errstr)
 void
 url_free(struct redis_url *u)
 {
-	free(u->host);
+	size_t i;
+
+	for (i = 0; i < u->nhosts; i++)
+		free(u->hosts[i].host);
+	free(u->hosts);
+	free(u->master_name);
 	free(u->path);
 	free(u->user);
 	freezero_str(u->password);
