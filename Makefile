@@ -21,12 +21,21 @@ CC	?= cc
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CFLAGS	+= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# hiredis and libuuid are linked statically when their archives exist: a
+# lock in front of every cron job should start as fast as flock, and each
+# shared library costs the dynamic loader measurable time per start.
+LIBDIRS	= $(shell pkg-config --variable=libdir $(PKGS) 2>/dev/null)
+STATIC	= $(and $(wildcard $(addsuffix /libhiredis.a,$(LIBDIRS))),$(wildcard $(addsuffix /libuuid.a,$(LIBDIRS))))
+ifneq ($(STATIC),)
+LDLIBS	+= -Wl,-Bstatic -lhiredis -luuid -Wl,-Bdynamic
+else
 LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid)
+endif
 
 # Debian packages the build, the tests and the demo need.
 DEPS	= build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
 	  redis-server redis-tools redis-sentinel bats bats-support \
-	  bats-assert mandoc shellcheck
+	  bats-assert mandoc shellcheck valgrind
 
 all: $(PROG)
 
@@ -57,6 +66,9 @@ $(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
 
 test: $(PROG) $(UNIT)
 	bats tests/
+
+bench: $(PROG)
+	bash bench/run.sh
 
 demo: deps $(PROG)
 	@sh tests/demo.sh
@@ -90,4 +102,4 @@ uninstall:
 clean:
 	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
 
-.PHONY: all deps test demo sanitize lint install uninstall clean
+.PHONY: all deps test bench demo sanitize lint install uninstall clean
