@@ -3,7 +3,7 @@
 PROG	= redlock-cli
 SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/cmd-extend.c \
 	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c \
-	  src/lock.c src/lock-status.c src/lock-wait.c src/scripts.c src/supervise.c src/url.c src/duration.c \
+	  src/lock.c src/lock-status.c src/lock-wait.c src/scripts.c src/tls.c src/supervise.c src/url.c src/duration.c \
 	  src/clock.c src/token.c src/sha1.c src/log.c src/xmalloc.c \
 	  src/signame.c src/keyslot.c src/json.c
 OBJS	= $(SRCS:.c=.o)
@@ -26,6 +26,9 @@ CFLAGS	+= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # shared library costs the dynamic loader measurable time per start.
 LIBDIRS	= $(shell pkg-config --variable=libdir $(PKGS) 2>/dev/null)
 STATIC	= $(and $(wildcard $(addsuffix /libhiredis.a,$(LIBDIRS))),$(wildcard $(addsuffix /libuuid.a,$(LIBDIRS))))
+# dlopen() is in libc from glibc 2.34 on; older ones need -ldl.
+NEED_LDL = $(shell printf '\043include <dlfcn.h>\nint main(void){return dlopen("x",0)!=0;}' | $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl)
+LDLIBS	+= $(NEED_LDL)
 ifneq ($(STATIC),)
 LDLIBS	+= -Wl,-Bstatic -lhiredis -luuid -Wl,-Bdynamic
 else

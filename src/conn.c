@@ -69,7 +69,9 @@ struct conn {
 	int			 nsetup;	/* queued, in order */
 	int			 want_asking;	/* next command: ASKING */
 	char			 server_error[256];	/* last error reply */
-	int			 is_connecting;
+	int			 is_connecting;	/* TCP, then TLS handshake */
+	struct tls_conn		*tls;
+	int			 tls_want_write;
 	int			 is_done;
 	int64_t			 deadline_ns;
 	int64_t			 cap_ns;
@@ -86,6 +88,8 @@ static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
 static int	 conn_start_connect(struct conn *);
 static int	 conn_try_addr(struct conn *);
+static void	 conn_ready(struct conn *);
+static void	 conn_on_connecting(struct conn *);
 static int	 conn_resolve(struct conn *);
 static int	 conn_find_master(struct conn *);
 static void	 conn_connected(struct conn *);
@@ -116,6 +120,9 @@ conn_close(struct conn *c)
 {
 	if (c->fd != -1)
 		(void)close(c->fd);
+	tls_free(c->tls);
+	c->tls = NULL;
+	c->tls_want_write = 0;
 	c->fd = -1;
 	c->is_ready = 0;
 	c->is_connecting = 0;
@@ -426,20 +433,82 @@ conn_start_connect(struct conn *c)
 	return (0);
 }
 
+/*
+ * The TCP connection is up: start TLS if this URL wants it (the handshake
+ * counts against the connect timeout), else get going.
+ */
 static void
 conn_connected(struct conn *c)
+{
+	char err[sizeof(c->err)];
+
+	if (c->addrs != NULL)
+		freeaddrinfo(c->addrs);
+	c->addrs = c->addr = NULL;
+	if (c->url->is_tls || c->conf.use_tls) {
+		if ((c->tls = tls_new(c->fd, conn_host(c), err,
+		    sizeof(err))) == NULL) {
+			conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: "
+			    "%s", c->url->display, err);
+			return;
+		}
+		c->is_connecting = 1;
+		conn_on_connecting(c);
+		return;
+	}
+	conn_ready(c);
+}
+
+/* Connected (and TLS done): the I/O timeout bounds the exchange. */
+static void
+conn_ready(struct conn *c)
 {
 	int64_t now = clock_mono_ns();
 
 	c->is_connecting = 0;
-	if (c->addrs != NULL)
-		freeaddrinfo(c->addrs);
-	c->addrs = c->addr = NULL;
-	/* From now on the I/O timeout bounds the exchange. */
 	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 	    c->block_ns;
 	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
 		c->deadline_ns = c->cap_ns;
+}
+
+/* Progress on a connection under way: TCP connect, then TLS handshake. */
+static void
+conn_on_connecting(struct conn *c)
+{
+	char		err[sizeof(c->err)];
+	int		soerr = 0, rc;
+	socklen_t	len = sizeof(soerr);
+
+	if (c->tls != NULL) {
+		rc = tls_handshake(c->tls, &c->tls_want_write, err,
+		    sizeof(err));
+		if (rc == 1) {
+			log_debug("%s: TLS established", c->url->display);
+			conn_ready(c);
+			conn_on_writable(c);
+		} else if (rc == -1)
+			conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: "
+			    "%s", c->url->display, err);
+		return;
+	}
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+		soerr = errno;
+	if (soerr != 0) {
+		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
+		    "%s", c->url->display, strerror(soerr));
+		(void)close(c->fd);
+		c->fd = -1;
+		c->addr = c->addr->ai_next;
+		if (conn_try_addr(c) == -1) {
+			memcpy(err, c->err, sizeof(err));
+			conn_fail(c, CONN_UNAVAILABLE, "%s", err);
+		}
+		return;
+	}
+	conn_connected(c);
+	if (!c->is_done && !c->is_connecting)
+		conn_on_writable(c);
 }
 
 /* Queue the command (behind AUTH/SELECT on a new connection) and start. */
@@ -555,39 +624,26 @@ conn_server_error(const struct conn *c)
 static void
 conn_on_writable(struct conn *c)
 {
-	ssize_t		n;
-	int		soerr = 0;
-	socklen_t	len = sizeof(soerr);
+	char	err[sizeof(c->err)];
+	ssize_t	n;
 
-	if (c->is_connecting) {
-		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) ==
-		    -1)
-			soerr = errno;
-		if (soerr != 0) {
-			(void)snprintf(c->err, sizeof(c->err),
-			    "cannot connect to %s: %s", c->url->display,
-			    strerror(soerr));
-			(void)close(c->fd);
-			c->fd = -1;
-			c->addr = c->addr->ai_next;
-			if (conn_try_addr(c) == -1) {
-				char msg[sizeof(c->err)];
-
-				memcpy(msg, c->err, sizeof(msg));
-				conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
-			}
-			return;
-		}
-		conn_connected(c);
-	}
 	while (c->out_off < c->out_len) {
-		n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (c->tls != NULL)
+			n = tls_write(c->tls, c->out + c->out_off, c->out_len -
+			    c->out_off, &c->tls_want_write, err, sizeof(err));
+		else
+			n = send(c->fd, c->out + c->out_off, c->out_len -
+			    c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n == -1) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
-			conn_fail(c, CONN_UNAVAILABLE, "%s: write failed: %s",
-			    c->url->display, strerror(errno));
+			if (c->tls != NULL)
+				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
+				    c->url->display, err);
+			else
+				conn_fail(c, CONN_UNAVAILABLE, "%s: write "
+				    "failed: %s", c->url->display,
+				    strerror(errno));
 			return;
 		}
 		c->out_off += (size_t)n;
@@ -597,17 +653,26 @@ conn_on_writable(struct conn *c)
 static void
 conn_on_readable(struct conn *c)
 {
-	char	 buf[16384];
+	char	 buf[16384], err[sizeof(c->err)];
 	void	*r;
 	ssize_t	 n;
 
 	for (;;) {
-		n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (c->tls != NULL)
+			n = tls_read(c->tls, buf, sizeof(buf),
+			    &c->tls_want_write, err, sizeof(err));
+		else
+			n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n == -1) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
-			conn_fail(c, CONN_UNAVAILABLE, "%s: read failed: %s",
-			    c->url->display, strerror(errno));
+			if (c->tls != NULL)
+				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
+				    c->url->display, err);
+			else
+				conn_fail(c, CONN_UNAVAILABLE, "%s: read "
+				    "failed: %s", c->url->display,
+				    strerror(errno));
 			return;
 		}
 		if (n == 0) {
@@ -832,10 +897,15 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 				continue;
 			}
 			pfd[i].fd = c->fd;
-			pfd[i].events = c->is_connecting ||
-			    c->out_off < c->out_len ? POLLOUT : POLLIN;
-			if (!c->is_connecting)
-				pfd[i].events |= POLLIN;
+			if (c->is_connecting && c->tls != NULL)
+				pfd[i].events = c->tls_want_write ? POLLOUT :
+				    POLLIN;
+			else if (c->is_connecting)
+				pfd[i].events = POLLOUT;
+			else
+				pfd[i].events = POLLIN |
+				    (c->out_off < c->out_len ||
+				    c->tls_want_write ? POLLOUT : 0);
 			if (wait_ns == -1 || c->deadline_ns - now < wait_ns)
 				wait_ns = c->deadline_ns - now;
 			active++;
@@ -854,8 +924,12 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 
 			if (pfd[i].fd == -1 || pfd[i].revents == 0)
 				continue;
+			if (c->is_connecting) {
+				conn_on_connecting(c);
+				continue;
+			}
 			if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP) &&
-			    (c->is_connecting || c->out_off < c->out_len))
+			    c->out_off < c->out_len)
 				conn_on_writable(c);
 			if (!c->is_done && !c->is_connecting &&
 			    c->fd != -1 &&

@@ -53,6 +53,8 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	l->conf.connect_timeout_ms = opts->connect_timeout_ms;
 	l->conf.io_timeout_ms = opts->io_timeout_ms;
 	l->conf.password = opts->password;
+	/* --tls is every connection; rediss:// marks its own URL. */
+	l->conf.use_tls = opts->tls.enabled == 1;
 	l->nconns = opts->nurls;
 	l->quorum = l->nconns / 2 + 1;
 	l->conns = xcalloc(l->nconns, sizeof(*l->conns));
@@ -238,6 +240,8 @@ lock_follow_redirects(struct lock *l, struct script *s, int nkeys,
 			    xstrdup(conn_host(l->conns[i]));
 			u->host = node->host;
 			u->port = atoi(colon + 1);
+			u->is_tls = l->conns[i] != NULL &&
+			    l->opts->urls[i < l->opts->nurls ? i : 0].is_tls;
 			u->user = l->opts->urls[i < l->opts->nurls ? i : 0].user;
 			u->password = l->opts->urls[i < l->opts->nurls ? i :
 			    0].password;

@@ -35,6 +35,13 @@ static const struct {
 	{ { "syslog", no_argument, NULL, OPT_SYSLOG }, 1 },
 	{ { "wait-replicas", required_argument, NULL, OPT_WAIT_REPLICAS }, 1 },
 	{ { "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT }, 1 },
+	{ { "tls", no_argument, NULL, OPT_TLS }, 1 },
+	{ { "cacert", required_argument, NULL, OPT_CACERT }, 1 },
+	{ { "cacertdir", required_argument, NULL, OPT_CACERTDIR }, 1 },
+	{ { "cert", required_argument, NULL, OPT_CERT }, 1 },
+	{ { "key", required_argument, NULL, OPT_KEY }, 1 },
+	{ { "sni", required_argument, NULL, OPT_SNI }, 1 },
+	{ { "insecure", no_argument, NULL, OPT_INSECURE }, 1 },
 	{ { "ttl", required_argument, NULL, OPT_TTL }, 0 },
 	{ { "nonblock", no_argument, NULL, OPT_NONBLOCK }, 0 },
 	{ { "wait", required_argument, NULL, OPT_WAIT }, 0 },
@@ -197,6 +204,27 @@ options_global(int ch, const char *arg, struct global_opts *g)
 		if (options_count("--wait-replicas", arg, 1, 1000, &v) != 0)
 			return (EXIT_USAGE);
 		g->wait_replicas = (int)v;
+		return (0);
+	case OPT_TLS:
+		g->tls.enabled = 1;
+		return (0);
+	case OPT_CACERT:
+		g->tls.cacert = arg;
+		return (0);
+	case OPT_CACERTDIR:
+		g->tls.cacertdir = arg;
+		return (0);
+	case OPT_CERT:
+		g->tls.cert = arg;
+		return (0);
+	case OPT_KEY:
+		g->tls.key = arg;
+		return (0);
+	case OPT_SNI:
+		g->tls.sni = arg;
+		return (0);
+	case OPT_INSECURE:
+		g->tls.insecure = 1;
 		return (0);
 	case OPT_WAIT_TIMEOUT:
 		return (options_duration("--wait-timeout", arg,

@@ -66,6 +66,7 @@ struct redis_url {
 	char		*password;	/* NULL if none */
 	int		 db;
 	char		*display;	/* for messages: password as *** */
+	int		 is_tls;	/* rediss:// */
 };
 int	 url_parse(const char *, struct redis_url *, const char **);
 void	 url_free(struct redis_url *);
@@ -108,6 +109,25 @@ char	*xstrdup(const char *);
 char	*xasprintf(const char *, ...) printflike(1, 2);
 void	 freezero_str(char *);
 
+/* tls.c */
+struct tls_options {
+	int		 enabled;	/* --tls */
+	const char	*cacert;
+	const char	*cacertdir;
+	const char	*cert;
+	const char	*key;
+	const char	*sni;
+	int		 insecure;
+};
+struct tls_conn;
+int	 tls_setup(const struct tls_options *, char *, size_t);
+struct tls_conn *tls_new(int, const char *, char *, size_t);
+void	 tls_free(struct tls_conn *);
+int	 tls_handshake(struct tls_conn *, int *, char *, size_t);
+long	 tls_read(struct tls_conn *, void *, size_t, int *, char *, size_t);
+long	 tls_write(struct tls_conn *, const void *, size_t, int *, char *,
+	     size_t);
+
 /* options shared by every command: connection, logging */
 struct global_opts {
 	char		**url_strings;	/* as given by -u, in order */
@@ -125,6 +145,7 @@ struct global_opts {
 	int		  use_syslog;
 	int		  wait_replicas;	/* WAIT for this many, 0: no */
 	int64_t		  wait_timeout_ms;
+	struct tls_options tls;
 };
 
 /* what one command was asked to do; each verb uses the fields it accepts */
@@ -186,7 +207,14 @@ enum cmd_option {
 	OPT_LIMIT,
 	OPT_FAIR,
 	OPT_WAIT_REPLICAS,
-	OPT_WAIT_TIMEOUT
+	OPT_WAIT_TIMEOUT,
+	OPT_TLS,
+	OPT_CACERT,
+	OPT_CACERTDIR,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SNI,
+	OPT_INSECURE
 };
 const struct cmd_entry *cmd_find(const char *);
 void	 cmd_print_usage(int);
@@ -224,7 +252,8 @@ enum conn_result {
 struct conn_config {
 	int64_t		 connect_timeout_ms;
 	int64_t		 io_timeout_ms;
-	const char	*password;	/* overrides the URL's when set */
+	const char	*password;	/* when the URL has none */
+	int		 use_tls;	/* --tls: every connection */
 };
 struct conn;
 struct conn *conn_new(const struct redis_url *, const struct conn_config *);

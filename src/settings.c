@@ -144,6 +144,20 @@ settings_setup(struct global_opts *g)
 			    "line may be seen by other users; use "
 			    "--password-file or REDISCLI_AUTH");
 	}
+	for (i = 0; i < g->nurls; i++)
+		if (g->urls[i].is_tls)
+			g->tls.enabled = 2;	/* some URLs, not all */
+	if (g->tls.enabled) {
+		char err[512];
+
+		if ((rc = tls_setup(&g->tls, err, sizeof(err))) != 0) {
+			log_warnx("%s", err);
+			return (rc);
+		}
+		if (g->tls.insecure)
+			log_warnx("warning: --insecure: the server's "
+			    "certificate is not verified");
+	}
 	if (g->password_file != NULL) {
 		if ((rc = settings_read_password_file(g)) != 0)
 			return (rc);

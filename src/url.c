@@ -277,7 +277,8 @@ url_make_display(struct redis_url *u)
 	}
 	if (u->db != 0)
 		(void)snprintf(db, sizeof(db), "/%d", u->db);
-	u->display = xasprintf("%s://%s%s%s%s%s%s", schemes[u->kind], user,
+	u->display = xasprintf("%s://%s%s%s%s%s%s", u->is_tls &&
+	    u->kind == URL_TCP ? "rediss" : schemes[u->kind], user,
 	    pw, hosts, u->master_name != NULL ? "/" : "",
 	    u->master_name != NULL ? u->master_name : "", db);
 	free(hosts);
@@ -313,8 +314,8 @@ url_parse(const char *str, struct redis_url *u, const char **errstr)
 	else if ((size_t)(sep - str) == 4 && strncmp(str, "unix", 4) == 0)
 		rc = url_parse_unix(sep + 3, u, errstr);
 	else if ((size_t)(sep - str) == 6 && strncmp(str, "rediss", 6) == 0) {
-		*errstr = "TLS (rediss://) is not supported by this version";
-		rc = -1;
+		rc = url_parse_net(sep + 3, URL_TCP, u, errstr);
+		u->is_tls = 1;
 	} else {
 		*errstr = "unsupported scheme";
 		rc = -1;
