@@ -70,6 +70,10 @@ $(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
 test: $(PROG) $(UNIT)
 	bats tests/
 
+# The whole suite again, with redlock-cli as a least-privilege ACL user.
+test-acl: $(PROG) $(UNIT)
+	REDLOCK_TEST_ACL=1 bats tests/
+
 bench: $(PROG)
 	bash bench/run.sh
 
@@ -105,4 +109,4 @@ uninstall:
 clean:
 	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
 
-.PHONY: all deps test bench demo sanitize lint install uninstall clean
+.PHONY: all deps test test-acl bench demo sanitize lint install uninstall clean

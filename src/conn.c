@@ -516,7 +516,7 @@ static void
 conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
     int64_t cap_ns)
 {
-	const char	*password;
+	const char	*password, *user;
 	const char	*av[3];
 	size_t		 al[3];
 	char		 db[16];
@@ -541,14 +541,15 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			c->deadline_ns = cap_ns;
 		password = c->url->password != NULL ? c->url->password :
 		    c->conf.password;
+		user = c->url->user != NULL ? c->url->user : c->conf.user;
 		if (password != NULL) {
 			int n = 0;
 
 			av[n] = "AUTH";
 			al[n++] = 4;
-			if (c->url->user != NULL) {
-				av[n] = c->url->user;
-				al[n] = strlen(c->url->user);
+			if (user != NULL) {
+				av[n] = user;
+				al[n] = strlen(user);
 				n++;
 			}
 			av[n] = password;
@@ -556,8 +557,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			n++;
 			conn_append(c, n, av, al);
 			log_debug("%s: > AUTH%s%s ***", c->url->display,
-			    c->url->user != NULL ? " " : "",
-			    c->url->user != NULL ? c->url->user : "");
+			    user != NULL ? " " : "", user != NULL ? user : "");
 			c->setup[c->nsetup++] = SETUP_AUTH;
 		}
 		if (c->url->db != 0) {

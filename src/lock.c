@@ -53,6 +53,7 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	l->conf.connect_timeout_ms = opts->connect_timeout_ms;
 	l->conf.io_timeout_ms = opts->io_timeout_ms;
 	l->conf.password = opts->password;
+	l->conf.user = opts->user;
 	/* --tls is every connection; rediss:// marks its own URL. */
 	l->conf.use_tls = opts->tls.enabled == 1;
 	l->nconns = opts->nurls;

@@ -35,6 +35,7 @@ static const struct {
 	{ { "syslog", no_argument, NULL, OPT_SYSLOG }, 1 },
 	{ { "wait-replicas", required_argument, NULL, OPT_WAIT_REPLICAS }, 1 },
 	{ { "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT }, 1 },
+	{ { "user", required_argument, NULL, OPT_USER }, 1 },
 	{ { "tls", no_argument, NULL, OPT_TLS }, 1 },
 	{ { "cacert", required_argument, NULL, OPT_CACERT }, 1 },
 	{ { "cacertdir", required_argument, NULL, OPT_CACERTDIR }, 1 },
@@ -204,6 +205,9 @@ options_global(int ch, const char *arg, struct global_opts *g)
 		if (options_count("--wait-replicas", arg, 1, 1000, &v) != 0)
 			return (EXIT_USAGE);
 		g->wait_replicas = (int)v;
+		return (0);
+	case OPT_USER:
+		g->user = arg;
 		return (0);
 	case OPT_TLS:
 		g->tls.enabled = 1;

@@ -135,6 +135,7 @@ struct global_opts {
 	struct redis_url *urls;		/* parsed from the above or env */
 	size_t		  nurls;
 	char		 *password;	/* --password-file or env, owned */
+	const char	 *user;		/* --user or $REDLOCK_USER */
 	const char	 *password_file;
 	int		  no_auth_warning;
 	int64_t		  connect_timeout_ms;
@@ -214,7 +215,8 @@ enum cmd_option {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SNI,
-	OPT_INSECURE
+	OPT_INSECURE,
+	OPT_USER
 };
 const struct cmd_entry *cmd_find(const char *);
 void	 cmd_print_usage(int);
@@ -253,6 +255,7 @@ struct conn_config {
 	int64_t		 connect_timeout_ms;
 	int64_t		 io_timeout_ms;
 	const char	*password;	/* when the URL has none */
+	const char	*user;		/* ACL user, when the URL has none */
 	int		 use_tls;	/* --tls: every connection */
 };
 struct conn;

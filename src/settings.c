@@ -158,6 +158,9 @@ settings_setup(struct global_opts *g)
 			log_warnx("warning: --insecure: the server's "
 			    "certificate is not verified");
 	}
+	if (g->user == NULL && (env = getenv("REDLOCK_USER")) != NULL &&
+	    *env != '\0')
+		g->user = env;
 	if (g->password_file != NULL) {
 		if ((rc = settings_read_password_file(g)) != 0)
 			return (rc);

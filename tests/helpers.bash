@@ -12,7 +12,21 @@ PATH="$ROOT:$PATH"
 export PATH
 # Tests must not see the developer's settings.
 unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX REDISCLI_AUTH \
-    REDLOCK_PASSWORD
+    REDLOCK_PASSWORD REDLOCK_USER REDLOCK_SENTINEL_PASSWORD
+
+# The least a lock user needs (see "ACCESS CONTROL" in the man page): the
+# script commands, BLPOP to wait, WAIT, ROLE and ASKING, SELECT, and the
+# commands the scripts call, on every key (or ~PREFIX* ~{PREFIX*).
+REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +blpop +wait +select +role +asking +ping +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +lpos +rpush +lrem +lindex +llen"
+
+# With REDLOCK_TEST_ACL=1 (make test-acl) every server gets that user and
+# redlock-cli runs as it; the tests' own redis-cli stays the default user.
+redis_acl_user() {
+	[ "${REDLOCK_TEST_ACL:-0}" = 1 ] || return 0
+	# shellcheck disable=SC2086
+	redis-cli -s "$1" ACL SETUSER locker $REDLOCK_ACL_RULES >/dev/null
+	export REDLOCK_USER=locker REDLOCK_PASSWORD=lock-pw
+}
 
 # redis_start NAME [redis-server args...]: a server on a unix socket with
 # TCP off, persistence off; exports REDLOCK_URL and NAME_SOCK.
@@ -26,6 +40,7 @@ redis_start() {
 	    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
 	    "$@" </dev/null 3>&- || return 1
 	redis_wait_ready "$dir/sock" || { cat "$dir/log" >&2; return 1; }
+	redis_acl_user "$dir/sock"
 	export REDLOCK_URL="unix://$dir/sock"
 }
 
@@ -44,6 +59,7 @@ redis_start_tcp() {
 		    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
 		    "$@" </dev/null 3>&- || continue
 		if redis_wait_ready "$dir/sock"; then
+			redis_acl_user "$dir/sock"
 			export REDIS_PORT=$port
 			export REDLOCK_URL="redis://127.0.0.1:$port"
 			return 0
