@@ -97,6 +97,7 @@ static void	 conn_begin(struct conn *, int, const char **,
 		     const size_t *, int64_t);
 static void	 conn_on_writable(struct conn *);
 static void	 conn_on_readable(struct conn *);
+static void	 conn_feed(struct conn *, const char *, size_t);
 static void	 conn_on_reply(struct conn *, redisReply *);
 static int	 conn_classify_error(const char *, size_t);
 static void	 conn_log_command(struct conn *, int, const char **,
@@ -654,7 +655,6 @@ static void
 conn_on_readable(struct conn *c)
 {
 	char	 buf[16384], err[sizeof(c->err)];
-	void	*r;
 	ssize_t	 n;
 
 	for (;;) {
@@ -681,34 +681,45 @@ conn_on_readable(struct conn *c)
 			    c->url->display);
 			return;
 		}
-		c->in_bytes += (size_t)n;
-		if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
-			conn_fail(c, CONN_PROTOCOL,
-			    "%s: protocol error: reply too large",
-			    c->url->display);
+		conn_feed(c, buf, (size_t)n);
+		if (c->is_done)
+			return;
+	}
+}
+
+/*
+ * Bytes from the server: parse every complete reply in them.  The only
+ * place server bytes are interpreted (tests/fuzz drives it directly).
+ */
+static void
+conn_feed(struct conn *c, const char *buf, size_t n)
+{
+	void *r;
+
+	c->in_bytes += n;
+	if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
+		conn_fail(c, CONN_PROTOCOL, "%s: protocol error: reply too "
+		    "large", c->url->display);
+		return;
+	}
+	if (redisReaderFeed(c->reader, buf, n) != REDIS_OK)
+		fatalx(EXIT_UNAVAILABLE, "out of memory");
+	for (;;) {
+		r = NULL;
+		if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+			char text[128];
+
+			log_sanitize(text, sizeof(text), c->reader->errstr,
+			    strlen(c->reader->errstr));
+			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s",
+			    c->url->display, text);
 			return;
 		}
-		if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
-			fatalx(EXIT_UNAVAILABLE, "out of memory");
-		for (;;) {
-			r = NULL;
-			if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
-				char text[128];
-
-				log_sanitize(text, sizeof(text),
-				    c->reader->errstr,
-				    strlen(c->reader->errstr));
-				conn_fail(c, CONN_PROTOCOL,
-				    "%s: protocol error: %s",
-				    c->url->display, text);
-				return;
-			}
-			if (r == NULL)
-				break;
-			conn_on_reply(c, r);
-			if (c->is_done)
-				return;
-		}
+		if (r == NULL)
+			return;
+		conn_on_reply(c, r);
+		if (c->is_done)
+			return;
 	}
 }
 
