@@ -7,12 +7,38 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+[ -x "$ROOT/redlock-cli" ] || ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 export ROOT
 PATH="$ROOT:$PATH"
+# make valgrind: the same suite, every redlock-cli under memcheck; a
+# memory error or a definite leak makes it exit 99.
+if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
+	mkdir -p "$BATS_RUN_TMPDIR/vg"
+	cat >"$BATS_RUN_TMPDIR/vg/redlock-cli" <<EOF
+#!/bin/sh
+exec valgrind -q --error-exitcode=99 --leak-check=full \\
+    --errors-for-leak-kinds=definite --show-leak-kinds=definite \\
+    "$ROOT/redlock-cli" "\$@"
+EOF
+	chmod +x "$BATS_RUN_TMPDIR/vg/redlock-cli"
+	PATH="$BATS_RUN_TMPDIR/vg:$PATH"
+fi
 export PATH
-# Tests must not see the developer's settings.
-unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX REDISCLI_AUTH \
-    REDLOCK_PASSWORD REDLOCK_USER REDLOCK_SENTINEL_PASSWORD
+
+# skip_if_slow: timing bounds do not hold under valgrind.
+skip_if_slow() {
+	if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
+		skip "timing bound; not meaningful under valgrind"
+	fi
+}
+# Tests must not see the developer's settings.  Only once per file: bats
+# loads this again for every test, and setup_file's REDLOCK_URL must stay.
+if [ -z "${REDLOCK_HELPERS_LOADED:-}" ]; then
+	unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX \
+	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_USER \
+	    REDLOCK_SENTINEL_PASSWORD
+	export REDLOCK_HELPERS_LOADED=1
+fi
 
 # The least a lock user needs (see "ACCESS CONTROL" in the man page): the
 # script commands, BLPOP to wait, WAIT, ROLE and ASKING, SELECT, and the

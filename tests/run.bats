@@ -1,0 +1,414 @@
+#!/usr/bin/env bats
+# run KEY -- CMD: exit codes, arguments, stdio, environment, holding the
+# lock, -n/-w, renewal, -c, usage errors, --min-hold, --jitter, --syslog.
+# Signals, the lost lock and the child's process state: supervise.bats.
+
+load helpers
+
+setup_file() {
+	redis_start main
+}
+
+teardown_file() {
+	kill -CONT "$(redis_pid main)" 2>/dev/null || true
+	redis_stop main
+}
+
+setup() {
+	# helpers.bash unsets REDLOCK_URL each time it is loaded, and bats
+	# loads it again for every test: point at our server here.
+	export REDLOCK_URL="unix://$(redis_sock main)"
+	# The same for the ACL user of `make test-acl`.
+	if declare -F redis_acl_user >/dev/null; then
+		redis_acl_user "$(redis_sock main)"
+	fi
+	redis_flush
+	BG_PIDS=()
+}
+
+# Background redlock-cli processes of a test: stopped by their own pid.
+teardown() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
+# start_bg NAME ARGS...: redlock-cli ARGS in the background with fd 3
+# closed, stdout and stderr in $BATS_TEST_TMPDIR/NAME.{out,err}; its pid
+# in BG_PID and BG_PIDS.
+start_bg() {
+	local name=$1
+	shift
+	redlock-cli "$@" </dev/null >"$BATS_TEST_TMPDIR/$name.out" \
+	    2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# wait_bg PID: its exit status in BG_STATUS.
+wait_bg() {
+	BG_STATUS=0
+	wait "$1" || BG_STATUS=$?
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+key_gone() { ! key_exists main "$1"; }
+
+clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
+
+# run_usage: the synopsis of run, as `help run` prints it (a usage error
+# in run must print the same string from the same table entry).
+run_usage() {
+	redlock-cli help run | sed -n '1s/^usage: //p'
+}
+
+# A holder that keeps k until the file $1 exists.
+hold_until_cmd() {
+	printf 'while [ ! -e %q ]; do sleep 0.05; done' "$1"
+}
+
+@test "run exits 0 when the command exits 0 and releases the lock" {
+	run --separate-stderr redlock-cli run k -- true
+	assert_success
+	assert_output ''
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run passes exit code 3 through" {
+	run --separate-stderr redlock-cli run k -- sh -c 'exit 3'
+	assert_failure 3
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run passes exit code 42 through" {
+	run --separate-stderr redlock-cli run k -- sh -c 'exit 42'
+	assert_failure 42
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run exits 137 when the command is killed by SIGKILL" {
+	run --separate-stderr redlock-cli run k -c 'kill -9 $$'
+	assert_failure 137
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run exits 126 for a file that is not executable" {
+	local f="$BATS_TEST_TMPDIR/not-exec"
+	printf '#!/bin/sh\necho ran\n' >"$f"
+	chmod 644 "$f"
+	run --separate-stderr redlock-cli run k -- "$f"
+	assert_failure 126
+	assert_output ''
+	assert_stderr_line "redlock-cli: $f: Permission denied"
+	key_gone k
+}
+
+@test "run exits 127 for a command that is not found" {
+	run -127 --separate-stderr redlock-cli run k -- nosuchcmd
+	assert_failure 127
+	assert_output ''
+	assert_stderr_line "redlock-cli: nosuchcmd: command not found"
+	key_gone k
+}
+
+@test "run passes arguments with spaces and quotes verbatim" {
+	run --separate-stderr redlock-cli run k -- printf '%s\n' 'a b' \
+	    "it's" 'say "hi"' '' '  lead' '$HOME' '*' 'x\ty' '--' '-n'
+	assert_success
+	[ -z "$stderr" ]
+	assert_output "$(printf '%s\n' 'a b' "it's" 'say "hi"' '' '  lead' \
+	    '$HOME' '*' 'x\ty' '--' '-n')"
+}
+
+@test "run passes stdin to the command and its stdout back" {
+	run --separate-stderr bash -c 'printf "hi\nthere\n" | redlock-cli run k -- cat'
+	assert_success
+	assert_output $'hi\nthere'
+	[ -z "$stderr" ]
+}
+
+@test "run exports REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_FENCE, REDLOCK_TTL_MS and the token is the key's value" {
+	local sock
+	sock=$(redis_sock main)
+	run --separate-stderr redlock-cli run job -t 5s -- sh -c '
+	    printf "%s\n" "$REDLOCK_KEY" "$REDLOCK_TOKEN" "$REDLOCK_FENCE" \
+	        "$REDLOCK_TTL_MS"
+	    redis-cli -s "$1" GET "$REDLOCK_KEY"' sh "$sock"
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "${#lines[@]}" 5
+	assert_equal "${lines[0]}" job
+	assert_regex "${lines[1]}" '^[0-9a-f]{32}$'
+	assert_regex "${lines[2]}" '^[0-9]+$'
+	assert_equal "${lines[3]}" 5000
+	assert_equal "${lines[4]}" "${lines[1]}"
+	key_gone job
+}
+
+@test "run gives each successive holder a larger REDLOCK_FENCE" {
+	local first
+	run --separate-stderr redlock-cli run k -- sh -c 'echo "$REDLOCK_FENCE"'
+	assert_success
+	first=$output
+	run --separate-stderr redlock-cli run k -- sh -c 'echo "$REDLOCK_FENCE"'
+	assert_success
+	[ "$output" -gt "$first" ]
+}
+
+@test "run holds the lock while the command runs, shows it in status, and releases it after" {
+	local go="$BATS_TEST_TMPDIR/go"
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	wait_until key_exists main k
+	run --separate-stderr redlock-cli status k
+	assert_success
+	assert_line "key: k"
+	assert_line --regexp "^command: sh -c while \[ ! -e .*go \]; do sleep 0.05; done$"
+	assert_line "pid: $BG_PID"
+	key_exists main k
+	touch "$go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	key_gone k
+	[ ! -s "$BATS_TEST_TMPDIR/holder.err" ]
+}
+
+@test "run -n exits 1 without running its command while another run holds the lock" {
+	local go="$BATS_TEST_TMPDIR/go" marker="$BATS_TEST_TMPDIR/marker"
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	wait_until key_exists main k
+	run --separate-stderr redlock-cli run k -n -- touch "$marker"
+	assert_failure 1
+	assert_output ''
+	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	[ ! -e "$marker" ]
+	touch "$go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "run -n -E 5 exits 5 when the lock is busy" {
+	local go="$BATS_TEST_TMPDIR/go" marker="$BATS_TEST_TMPDIR/marker"
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	wait_until key_exists main k
+	run --separate-stderr redlock-cli run k -n -E 5 -- touch "$marker"
+	assert_failure 5
+	assert_output ''
+	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	[ ! -e "$marker" ]
+	touch "$go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+}
+
+@test "run -w waits for the holder to finish, then runs its command" {
+	local go="$BATS_TEST_TMPDIR/go" marker="$BATS_TEST_TMPDIR/marker"
+	local holder waiter
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	holder=$BG_PID
+	wait_until key_exists main k
+	start_bg waiter run k -w 10s -- touch "$marker"
+	waiter=$BG_PID
+	# The waiter has connected (holder + waiter + this redis-cli), is
+	# alive, and has not run its command while k is held.
+	wait_until clients_at_least 3
+	kill -0 "$waiter"
+	[ ! -e "$marker" ]
+	touch "$go"
+	wait_bg "$holder"
+	assert_equal "$BG_STATUS" 0
+	wait_bg "$waiter"
+	assert_equal "$BG_STATUS" 0
+	[ -e "$marker" ]
+	[ ! -s "$BATS_TEST_TMPDIR/waiter.err" ]
+	key_gone k
+}
+
+@test "run renews a 1s lock so that it stays held through a 3s command" {
+	local marker="$BATS_TEST_TMPDIR/marker" start pttl
+	start=$(now_ms)
+	start_bg holder run k -t 1s -- sleep 3
+	wait_until key_exists main k
+	# Sample until 2.5 s: the key never goes away and nobody gets in.
+	while [ $(( $(now_ms) - start )) -lt 2500 ]; do
+		pttl=$(rcli main PTTL k)
+		[ "$pttl" -gt 0 ] || fail "PTTL was $pttl at $(( $(now_ms) - start ))ms"
+		run redlock-cli run k -n -q -- touch "$marker"
+		assert_failure 1
+		sleep 0.1
+	done
+	pttl=$(rcli main PTTL k)
+	[ "$pttl" -gt 0 ]
+	[ "$pttl" -le 1000 ]
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	[ $(( $(now_ms) - start )) -ge 3000 ]
+	[ ! -e "$marker" ]
+	[ ! -s "$BATS_TEST_TMPDIR/holder.err" ]
+	key_gone k
+}
+
+@test "run -c runs the string with /bin/sh -c" {
+	run --separate-stderr redlock-cli run k -c 'echo "$0"; echo abc | tr b x; exit 5'
+	assert_failure 5
+	assert_output $'/bin/sh\naxc'
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run without a command exits 64 with the usage" {
+	local usage
+	run --separate-stderr redlock-cli run k
+	assert_failure 64
+	assert_output ''
+	usage=$(run_usage)
+	[[ $usage == "redlock-cli run KEY "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]]
+	assert_stderr_line "redlock-cli: run: missing command (usage: $usage)"
+	key_gone k
+}
+
+@test "run with an empty command after -- exits 64 with the usage" {
+	local usage
+	run --separate-stderr redlock-cli run k --
+	assert_failure 64
+	assert_output ''
+	usage=$(run_usage)
+	[[ $usage == "redlock-cli run KEY "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]]
+	assert_stderr_line "redlock-cli: run: missing command (usage: $usage)"
+}
+
+@test "run with both -c and -- CMD exits 64 and runs nothing" {
+	local marker="$BATS_TEST_TMPDIR/marker"
+	run --separate-stderr redlock-cli run k -c "touch $marker" -- touch "$marker"
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: run: give either -c STRING or -- CMD, not both"
+	[ ! -e "$marker" ]
+	key_gone k
+}
+
+@test "run --min-hold 2s keeps the lock after a quick command, then lets it expire" {
+	local pttl done_at gone_at
+	run --separate-stderr redlock-cli run k --min-hold 2s -- true
+	assert_success
+	[ -z "$stderr" ]
+	done_at=$(now_ms)
+	key_exists main k
+	pttl=$(rcli main PTTL k)
+	[ "$pttl" -gt 0 ]
+	[ "$pttl" -le 2000 ]
+	# Still held by us: another run cannot get it.
+	run --separate-stderr redlock-cli run k -n -- true
+	assert_failure 1
+	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	wait_until key_gone k
+	gone_at=$(now_ms)
+	[ $(( gone_at - done_at )) -ge 1000 ]
+	[ $(( gone_at - done_at )) -lt 2500 ]
+}
+
+@test "run --min-hold shorter than the command releases the lock when the command ends" {
+	run --separate-stderr redlock-cli run k --min-hold 100ms -- sleep 0.3
+	assert_success
+	[ -z "$stderr" ]
+	key_gone k
+}
+
+@test "run --min-hold -v says how long the lock is kept" {
+	run --separate-stderr redlock-cli -v run k --min-hold 2s -- true
+	assert_success
+	printf '%s\n' "$stderr" |
+	    grep -qE "^redlock-cli: keeping lock 'k' for (1[0-9]{3}|2000)ms more \(--min-hold\)$" ||
+	    fail "no --min-hold line in: $stderr"
+}
+
+@test "run --jitter 1s sleeps between 0 and 1s before taking the lock" {
+	local i start took slept total=0
+	for i in 1 2 3; do
+		start=$(now_ms)
+		run --separate-stderr redlock-cli -v run k --jitter 1s -- true
+		took=$(( $(now_ms) - start ))
+		assert_success
+		slept=$(printf '%s\n' "$stderr" |
+		    sed -n 's/^redlock-cli: sleeping \([0-9]*\)ms (--jitter)$/\1/p')
+		[ -n "$slept" ] || fail "no jitter line in: $stderr"
+		[ "$slept" -ge 0 ] && [ "$slept" -lt 1000 ]
+		[ "$took" -ge "$slept" ]
+		[ "$took" -lt 1500 ]
+		total=$(( total + slept ))
+	done
+	# Three draws from 0..1000ms that are all 0 would mean no jitter.
+	[ "$total" -gt 0 ]
+}
+
+@test "run --jitter 0 does not sleep" {
+	local start
+	start=$(now_ms)
+	run --separate-stderr redlock-cli run k --jitter 0 -- true
+	assert_success
+	[ -z "$stderr" ]
+	[ $(( $(now_ms) - start )) -lt 500 ]
+}
+
+@test "run --syslog still runs the command and prints the lines on stderr" {
+	run --separate-stderr redlock-cli --syslog -v run k -- echo hi
+	assert_success
+	assert_output hi
+	assert_stderr_line "redlock-cli: released lock 'k'"
+	printf '%s\n' "$stderr" |
+	    grep -qE "^redlock-cli: acquired lock 'k' in [0-9.]+m?s, fence [0-9]+$" ||
+	    fail "no acquire line in: $stderr"
+	key_gone k
+}
+
+# In a private mount namespace, a tmpfs over /dev holds a test syslog
+# socket at /dev/log (syslog(3) always writes there), read by socat.
+@test "run --syslog sends the same lines to syslog as LOG_USER with the pid" {
+	command -v socat >/dev/null || skip "socat is not installed"
+	unshare -m true 2>/dev/null ||
+	    skip "unshare -m is not permitted here (needs root)"
+	local t="$BATS_TEST_TMPDIR/ns" pid
+	mkdir -p "$t"
+	cat >"$t/inner.sh" <<'EOF'
+t=$1; shift
+mount --make-rprivate / || exit 90
+mkdir -p "$t/realdev" && mount --rbind /dev "$t/realdev" || exit 91
+mount -t tmpfs -o mode=755 testdev /dev || exit 92
+for f in null zero urandom random; do
+	: >"/dev/$f" && mount --bind "$t/realdev/$f" "/dev/$f" || exit 93
+done
+ln -s /proc/self/fd /dev/fd
+socat -u UNIX-RECV:/dev/log,mode=666 OPEN:"$t/syslog",creat,append 3>&- &
+sp=$!
+for i in $(seq 100); do [ -S /dev/log ] && break; sleep 0.05; done
+[ -S /dev/log ] || { kill "$sp"; exit 94; }
+"$@" >"$t/out" 2>"$t/err"
+echo $? >"$t/rc"
+for i in $(seq 100); do
+	grep -q "released lock" "$t/syslog" 2>/dev/null && break
+	sleep 0.05
+done
+kill "$sp"
+wait "$sp"
+exit 0
+EOF
+	run unshare -m bash "$t/inner.sh" "$t" redlock-cli --syslog -v run k -- echo hi
+	assert_success
+	assert_equal "$(cat "$t/rc")" 0
+	assert_equal "$(cat "$t/out")" hi
+	stderr=$(cat "$t/err")
+	assert_stderr_line "redlock-cli: released lock 'k'"
+	# <14> is LOG_USER|LOG_INFO; the tag carries the pid.
+	grep -qE "^<14>.* redlock-cli\[[0-9]+\]: acquired lock 'k' in [0-9.]+m?s, fence [0-9]+" \
+	    <(sed 's/<14>/\n<14>/g' "$t/syslog") ||
+	    fail "no acquire message in syslog: $(cat -v "$t/syslog")"
+	grep -qE "^<14>.* redlock-cli\[[0-9]+\]: released lock 'k'" \
+	    <(sed 's/<14>/\n<14>/g' "$t/syslog") ||
+	    fail "no release message in syslog: $(cat -v "$t/syslog")"
+}

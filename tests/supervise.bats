@@ -1,0 +1,348 @@
+#!/usr/bin/env bats
+# run's supervisor: signal forwarding, Ctrl-C at a terminal, the lost lock
+# (overwritten key, paused server), SIGKILL escalation, PR_SET_PDEATHSIG,
+# and the state the command starts in (descriptors, dispositions, mask).
+
+load helpers
+
+setup_file() {
+	redis_start main
+}
+
+teardown_file() {
+	kill -CONT "$(redis_pid main)" 2>/dev/null || true
+	redis_stop main
+}
+
+setup() {
+	# helpers.bash unsets REDLOCK_URL each time it is loaded, and bats
+	# loads it again for every test: point at our server here.
+	export REDLOCK_URL="unix://$(redis_sock main)"
+	# The same for the ACL user of `make test-acl`.
+	if declare -F redis_acl_user >/dev/null; then
+		redis_acl_user "$(redis_sock main)"
+	fi
+	redis_flush
+	BG_PIDS=()
+	D=$BATS_TEST_TMPDIR
+	write_child
+}
+
+# Never leave the server stopped, nor our processes running.
+teardown() {
+	local pid
+	kill -CONT "$(redis_pid main)" 2>/dev/null || true
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	for pid in $(cat "$D/ready" "$D/grandchild" 2>/dev/null); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
+# $D/child.sh SIG [STAY]: the command under test.  Writes its pid to
+# $D/ready; appends "SIG <epoch ns>" to $D/got for each SIG received;
+# exits 7 about 0.3 s after the first one (room for a second, unwanted,
+# delivery to show up), or never if STAY is given.  Gives up after 10 s
+# without a signal (exit 99).
+write_child() {
+	cat >"$D/child.sh" <<EOF
+sig=\$1
+trap 'echo "\$sig \$(date +%s%N)" >>"$D/got"' "\$sig"
+echo \$\$ >"$D/ready.tmp" && mv "$D/ready.tmp" "$D/ready"
+n=0
+while [ ! -s "$D/got" ]; do
+	[ \$n -ge 200 ] && exit 99
+	sleep 0.05
+	n=\$((n + 1))
+done
+[ -n "\${2-}" ] && while :; do sleep 0.05; done
+n=0
+while [ \$n -lt 6 ]; do sleep 0.05; n=\$((n + 1)); done
+exit 7
+EOF
+}
+
+# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
+# output in $D/NAME.{out,err}, pid in BG_PID.  SIGINT and SIGQUIT are
+# reset to default: bash ignores them in background jobs.
+start_bg() {
+	local name=$1
+	shift
+	env --default-signal=INT,QUIT redlock-cli "$@" </dev/null \
+	    >"$D/$name.out" 2>"$D/$name.err" 3>&- &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# wait_bg PID: its exit status in BG_STATUS.
+wait_bg() {
+	BG_STATUS=0
+	wait "$1" || BG_STATUS=$?
+}
+
+now_ns() { date +%s%N; }
+key_gone() { ! key_exists main "$1"; }
+child_ready() { [ -s "$D/ready" ]; }
+got_signal() { [ -s "$D/got" ]; }
+
+# proc_gone PID: no such process, or only a zombie left.
+proc_gone() {
+	local state
+	kill -0 "$1" 2>/dev/null || return 0
+	state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "$state" = Z ]
+}
+
+# Number of times the child received SIG.
+got_count() { grep -c "^$1 " "$D/got" 2>/dev/null || true; }
+
+# First time (epoch ns) the child received a signal.
+got_at() { head -n 1 "$D/got" | cut -d' ' -f2; }
+
+# $BG_PID's stderr into $stderr, for assert_stderr_line.
+bg_stderr() { stderr=$(cat "$D/$1.err"); }
+
+# forwarded SIG: SIG sent to redlock-cli's pid reaches the command once,
+# run exits with the command's status, and the lock is then released.
+forwarded() {
+	local sig=$1
+	start_bg runner run k -- sh "$D/child.sh" "$sig"
+	wait_until child_ready
+	key_exists main k
+	kill -s "$sig" "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 7
+	assert_equal "$(got_count "$sig")" 1
+	assert_equal "$(wc -l <"$D/got")" 1
+	[ ! -s "$D/runner.err" ]
+	key_gone k
+}
+
+@test "SIGTERM sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded TERM
+}
+
+@test "SIGINT sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded INT
+}
+
+@test "SIGHUP sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded HUP
+}
+
+@test "SIGQUIT sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded QUIT
+}
+
+@test "SIGUSR1 sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded USR1
+}
+
+@test "SIGUSR2 sent to run reaches the command once, run exits with its status and releases the lock" {
+	forwarded USR2
+}
+
+@test "the lock is held until the command exits after a forwarded signal" {
+	start_bg runner run k -- sh "$D/child.sh" TERM STAY
+	wait_until child_ready
+	kill -TERM "$BG_PID"
+	wait_until got_signal
+	# The command outlives the signal: the lock stays ours meanwhile.
+	key_exists main k
+	kill -0 "$BG_PID"
+	kill -KILL "$(cat "$D/ready")"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 137
+	key_gone k
+}
+
+@test "Ctrl-C at a terminal interrupts the command exactly once" {
+	command -v script >/dev/null || skip "util-linux script is not installed"
+	local status=0
+	# The pipe stays open until the lock is released, so that script
+	# never sees EOF while the command runs.
+	{
+		wait_until child_ready
+		printf '\003'
+		wait_until got_signal
+		wait_until key_gone k
+	} | SHELL=/bin/sh script -qfec \
+	    "redlock-cli run k -- sh '$D/child.sh' INT" /dev/null \
+	    >"$D/tty.out" 3>&- || status=$?
+	assert_equal "$status" 7
+	assert_equal "$(got_count INT)" 1
+	assert_equal "$(wc -l <"$D/got")" 1
+	key_gone k
+}
+
+@test "a lock overwritten by another owner sends SIGTERM to the command and run exits 75, leaving the key alone" {
+	start_bg runner run k -t 1s -- sh "$D/child.sh" TERM
+	wait_until child_ready
+	rcli main SET k other >/dev/null
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(got_count TERM)" 1
+	bg_stderr runner
+	printf '%s\n' "$stderr" | grep -qE "^redlock-cli: lock 'k' lost: another owner holds it; last confirmed [0-9.]+(ms|s) ago; sending SIGTERM to the command$" ||
+	    fail "no lost-lock line in: $stderr"
+	assert_equal "$(rcli main GET k)" other
+}
+
+@test "--lost-signal USR1 and --lost-exit-code 9 are used when the lock is lost" {
+	start_bg runner run k -t 1s --lost-signal USR1 --lost-exit-code 9 -- \
+	    sh "$D/child.sh" USR1
+	wait_until child_ready
+	rcli main SET k other >/dev/null
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 9
+	assert_equal "$(got_count USR1)" 1
+	assert_equal "$(wc -l <"$D/got")" 1
+	bg_stderr runner
+	printf '%s\n' "$stderr" | grep -qE "^redlock-cli: lock 'k' lost: another owner holds it; .*; sending SIGUSR1 to the command$" ||
+	    fail "no lost-lock line in: $stderr"
+	assert_equal "$(rcli main GET k)" other
+}
+
+@test "a paused server makes run signal the command before the 1s TTL has passed and exit 75" {
+	local pid t0 ms
+	pid=$(redis_pid main)
+	start_bg runner --io-timeout 200ms run k -t 1s -- sh "$D/child.sh" TERM
+	wait_until child_ready
+	t0=$(now_ns)
+	kill -STOP "$pid"
+	wait_until got_signal || true
+	kill -CONT "$pid"
+	got_signal || fail "the command got no signal while the server was paused"
+	ms=$(( ($(got_at) - t0) / 1000000 ))
+	[ "$ms" -lt 1000 ] || fail "SIGTERM came ${ms}ms after the pause"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(got_count TERM)" 1
+	bg_stderr runner
+	printf '%s\n' "$stderr" | grep -qE "^redlock-cli: lock 'k' lost: .*; sending SIGTERM to the command$" ||
+	    fail "no lost-lock line in: $stderr"
+}
+
+@test "a command that does not exit on SIGTERM is SIGKILLed, with its group, when the lost lock expires" {
+	local term_ns end_ns ms gc
+	start_bg runner run k -t 1s -- sh -c '
+	    (trap "" TERM; exec sleep 300) &
+	    echo $! >"$1/grandchild"
+	    exec sh "$1/child.sh" TERM STAY' sh "$D"
+	wait_until child_ready
+	rcli main SET k other >/dev/null
+	wait_bg "$BG_PID"
+	end_ns=$(now_ns)
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(got_count TERM)" 1
+	term_ns=$(got_at)
+	ms=$(( (end_ns - term_ns) / 1000000 ))
+	# SIGKILL at the lock's local expiry: more than half a TTL after the
+	# SIGTERM (it came at a renewal, TTL/3 after the last good one) and
+	# no later than the TTL.
+	[ "$ms" -ge 400 ] || fail "SIGKILL came ${ms}ms after SIGTERM"
+	[ "$ms" -lt 1300 ] || fail "SIGKILL came ${ms}ms after SIGTERM"
+	bg_stderr runner
+	assert_stderr_line "redlock-cli: lock 'k' expired: killing the command"
+	gc=$(cat "$D/grandchild")
+	WAIT_TRIES=20 wait_until proc_gone "$gc"
+	proc_gone "$(cat "$D/ready")"
+}
+
+@test "--kill-after 300ms SIGKILLs a command that does not exit on SIGTERM before the lock expires" {
+	local term_ns end_ns ms
+	start_bg runner run k -t 1s --kill-after 300ms -- \
+	    sh "$D/child.sh" TERM STAY
+	wait_until child_ready
+	rcli main SET k other >/dev/null
+	wait_bg "$BG_PID"
+	end_ns=$(now_ns)
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(got_count TERM)" 1
+	term_ns=$(got_at)
+	ms=$(( (end_ns - term_ns) / 1000000 ))
+	[ "$ms" -ge 250 ] || fail "SIGKILL came ${ms}ms after SIGTERM"
+	[ "$ms" -lt 600 ] || fail "SIGKILL came ${ms}ms after SIGTERM"
+	bg_stderr runner
+	assert_stderr_line "redlock-cli: lock 'k' expired: killing the command"
+	proc_gone "$(cat "$D/ready")"
+}
+
+@test "SIGKILL of run takes the command down within 2s and the lock expires by its TTL" {
+	local child
+	start_bg runner run k -t 2s -- sh "$D/child.sh" TERM STAY
+	wait_until child_ready
+	child=$(cat "$D/ready")
+	kill -KILL "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 137
+	WAIT_TRIES=40 wait_until proc_gone "$child"
+	# Nobody released it: it is still there, until the TTL ends it.
+	key_exists main k
+	wait_until key_gone k
+}
+
+@test "the command inherits no descriptor of redlock-cli" {
+	run --separate-stderr bash -c '
+	    for f in /proc/$$/fd/*; do
+		fd=${f##*/}
+		[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+	    done
+	    exec redlock-cli run k -- ls -l /proc/self/fd' 3>&-
+	assert_success
+	[ -z "$stderr" ]
+	# ls's own descriptor for the listing is 3; nothing else beyond 0-2.
+	assert_equal "$(printf '%s\n' "$output" | awk 'NR > 1 { print $9 }' |
+	    tr '\n' ' ')" "0 1 2 3 "
+	refute_output --partial 'socket:'
+	assert_line --regexp '^l.* 3 -> /proc/[0-9]+/fd$'
+}
+
+@test "the command inherits an ignored SIGHUP (nohup) and redlock-cli's own dispositions do not leak" {
+	local ign
+	# A command run by the same shell shows what a command inherits
+	# (bash itself ignores SIGQUIT, but not for what it execs).
+	run --separate-stderr bash -c '
+	    trap "" HUP
+	    grep SigIgn /proc/self/status
+	    exec redlock-cli run k -- grep SigIgn /proc/self/status' 3>&-
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "${#lines[@]}" 2
+	assert_equal "${lines[1]}" "${lines[0]}"
+	ign=$(printf '%s\n' "${lines[1]}" | awk '{ print $2 }')
+	# Bit 0 is signal 1, SIGHUP.
+	(( 16#$ign & 1 )) || fail "SIGHUP not ignored in the command: $ign"
+}
+
+@test "the command starts with default dispositions when nothing was ignored" {
+	run --separate-stderr bash -c '
+	    grep SigIgn /proc/self/status
+	    exec redlock-cli run k -- grep SigIgn /proc/self/status' 3>&-
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "${lines[0]}" $'SigIgn:\t0000000000000000'
+	assert_equal "${lines[1]}" $'SigIgn:\t0000000000000000'
+}
+
+@test "the command starts with an empty signal mask" {
+	run --separate-stderr redlock-cli run k -- grep SigBlk /proc/self/status
+	assert_success
+	[ -z "$stderr" ]
+	assert_output $'SigBlk:\t0000000000000000'
+}
+
+@test "the command gets the signal mask redlock-cli was started with" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run --separate-stderr python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+os.execvp("redlock-cli", ["redlock-cli", "run", "k", "--",
+    "grep", "SigBlk", "/proc/self/status"])' 3>&-
+	assert_success
+	[ -z "$stderr" ]
+	# SIGUSR1 is 10: bit 9.
+	assert_output $'SigBlk:\t0000000000000200'
+}
