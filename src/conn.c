@@ -68,6 +68,9 @@ struct conn {
 	enum conn_setup		 setup[CONN_MAX_SETUP];
 	int			 nsetup;	/* queued, in order */
 	int			 want_asking;	/* next command: ASKING */
+	int			 alt_argc;	/* on NOSCRIPT, send this */
+	const char		**alt_argv;
+	const size_t		*alt_lens;
 	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;	/* TCP, then TLS handshake */
 	struct tls_conn		*tls;
@@ -608,6 +611,19 @@ conn_host(const struct conn *c)
 	return (c->dial->kind == URL_UNIX ? "localhost" : c->dial->host);
 }
 
+/*
+ * For the next command only: if the server answers NOSCRIPT, send this
+ * instead at once (EVAL after EVALSHA).
+ */
+void
+conn_set_fallback(struct conn *c, int argc, const char **argv,
+    const size_t *lens)
+{
+	c->alt_argc = argc;
+	c->alt_argv = argv;
+	c->alt_lens = lens;
+}
+
 /* Cluster ASK: send ASKING in front of the next command. */
 void
 conn_set_asking(struct conn *c)
@@ -800,6 +816,19 @@ conn_on_reply(struct conn *c, redisReply *r)
 		freeReplyObject(r);
 		(void)snprintf(c->server_error, sizeof(c->server_error), "%s",
 		    text);
+		if (result == CONN_NOSCRIPT && c->alt_argc > 0) {
+			/*
+			 * Send the script itself on this connection now,
+			 * without waiting for the other servers' answers.
+			 */
+			int argc = c->alt_argc;
+
+			c->alt_argc = 0;
+			conn_begin(c, argc, c->alt_argv, c->alt_lens,
+			    c->cap_ns);
+			conn_on_writable(c);
+			return;
+		}
 		if (result == CONN_SERVER_ERROR &&
 		    strncmp(text, "READONLY ", 9) == 0 &&
 		    c->url->kind == URL_SENTINEL) {
@@ -953,6 +982,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		cs[i]->reply = NULL;
 		results[i] = cs[i]->result;
 		cs[i]->block_ns = 0;
+		cs[i]->alt_argc = 0;
 	}
 	free(pfd);
 }

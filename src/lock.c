@@ -27,6 +27,7 @@ static int	 lock_raise_fence(struct lock *, struct lock_round *,
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 static int	 lock_is_pair(const redisReply *);
+static int	 lock_still_valid(int64_t, int64_t);
 static int	 lock_wait_replicas(struct lock *);
 static void	 lock_follow_redirects(struct lock *, struct script *, int,
 		     int, const char **, const size_t *, int64_t,
@@ -342,6 +343,14 @@ lock_unexpected(struct lock *l, size_t i, const char *what,
 	return (EXIT_PROTOCOL);
 }
 
+/* Is a lock taken at start_ns with this TTL still valid, drift allowed? */
+static int
+lock_still_valid(int64_t start_ns, int64_t ttl_ms)
+{
+	return (clock_mono_ns() < start_ns + clock_ms_to_ns(ttl_ms -
+	    lock_drift_ms(ttl_ms)));
+}
+
 /* An acquire reply: {held (0 or 1), fence or TTL hint}. */
 static int
 lock_is_pair(const redisReply *r)
@@ -391,8 +400,9 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
     const long long *fences, long long f)
 {
 	struct lock_round	 lift;
+	struct conn		**held;
 	const char		*args[6];
-	size_t			 lens[6], i, at_least = 0;
+	size_t			 lens[6], i, n, at_least = 0;
 	char			 fence[32], limit[32];
 
 	for (i = 0; i < l->nconns; i++)
@@ -413,15 +423,32 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	lens[2] = l->meta_key_len;
 	for (i = 3; i < 6; i++)
 		lens[i] = strlen(args[i]);
-	/* Lifting where we already are at F is harmless, and one round. */
-	(void)lock_call(l, &script_raise_fence, 3, 3, args, lens, 0, &lift);
+	/*
+	 * Only where we hold the lock (the script checks it anyway): a
+	 * server that did not answer the acquire must not hold this round
+	 * up for its whole I/O timeout.  Lifting where the counter is
+	 * already F is harmless and keeps it one round.
+	 */
+	held = xcalloc(l->nconns, sizeof(*held));
+	for (i = 0, n = 0; i < l->nconns; i++)
+		if (fences[i] >= 0)
+			held[n++] = l->conns[i];
+	lift.replies = xcalloc(n, sizeof(*lift.replies));
+	lift.results = xcalloc(n, sizeof(*lift.results));
+	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens, 0,
+	    lift.replies, lift.results);
 	at_least = 0;
-	for (i = 0; i < l->nconns; i++)
+	for (i = 0; i < n; i++) {
 		if (lift.results[i] == CONN_OK &&
 		    lift.replies[i]->type == REDIS_REPLY_INTEGER &&
 		    lift.replies[i]->integer == 1)
 			at_least++;
-	lock_round_free(l, &lift);
+		if (lift.replies[i] != NULL)
+			freeReplyObject(lift.replies[i]);
+	}
+	free(lift.replies);
+	free(lift.results);
+	free(held);
 	return (at_least >= l->quorum ? 0 : -1);
 }
 
@@ -581,11 +608,15 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 					    integer;
 			}
 		}
-		now = clock_mono_ns();
-		if (held >= l->quorum && now < start +
-		    clock_ms_to_ns(ttl_ms - lock_drift_ms(ttl_ms)) &&
-		    (l->nconns == 1 ||
-		    lock_raise_fence(l, &rd, fences, fence) == 0)) {
+		/*
+		 * One server's yes is the answer; a quorum's counts only with
+		 * validity left (TTL - elapsed - drift), checked again after
+		 * the fence lift, which is a round trip of its own.
+		 */
+		if (held >= l->quorum && (l->nconns == 1 ||
+		    (lock_still_valid(start, ttl_ms) &&
+		    lock_raise_fence(l, &rd, fences, fence) == 0 &&
+		    lock_still_valid(start, ttl_ms)))) {
 			lock_round_free(l, &rd);
 			l->err[0] = '\0';
 			if (lock_wait_replicas(l) == -1) {
@@ -607,11 +638,11 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		if (held > 0 || answered < l->nconns)
 			lock_forget_attempt(l);
 		/*
-		 * A failure when the silent servers could have made the
-		 * majority; busy when it was out of reach whatever they said.
+		 * A failure when too few servers answered to ever make a
+		 * majority; otherwise the lock is busy (or the vote split):
+		 * wait and try again like any busy lock.
 		 */
-		if (answered < l->nconns &&
-		    held + (l->nconns - answered) >= l->quorum) {
+		if (answered < l->quorum) {
 			rc = lock_fail(l, held);
 			free(fences);
 			return (rc);

@@ -302,19 +302,17 @@ struct script script_raise_fence = { "raise_fence",
 /*
  * Run script s on n servers at once, with nkeys keys followed by nargs
  * arguments (args and lens hold both, keys first): EVALSHA everywhere,
- * then EVAL only where the server said NOSCRIPT.  replies and results as
- * in conn_command_many().
+ * and EVAL on a server that answers NOSCRIPT, at once, without waiting for
+ * the others (one of which may be frozen).  replies and results as in
+ * conn_command_many().
  */
 void
 script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
     int nargs, const char **args, const size_t *lens, int64_t cap_ns,
     redisReply **replies, int *results)
 {
-	const char	**argv;
-	size_t		 *argl, i, nmiss = 0;
-	struct conn	**miss;
-	redisReply	**mreplies;
-	int		 *mresults;
+	const char	**argv, **eval;
+	size_t		 *argl, *evall, i;
 	char		  numkeys[16];
 	int		  argc = 3 + nkeys + nargs, j;
 
@@ -322,6 +320,8 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 		sha1_hex(s->body, strlen(s->body), s->sha);
 	argv = xcalloc((size_t)argc, sizeof(*argv));
 	argl = xcalloc((size_t)argc, sizeof(*argl));
+	eval = xcalloc((size_t)argc, sizeof(*eval));
+	evall = xcalloc((size_t)argc, sizeof(*evall));
 	(void)snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
 	argv[0] = "EVALSHA";
 	argl[0] = 7;
@@ -333,34 +333,21 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 		argv[3 + j] = args[j];
 		argl[3 + j] = lens[j];
 	}
+	/* The same with the body, for a server that lacks the script. */
+	memcpy(eval, argv, (size_t)argc * sizeof(*eval));
+	memcpy(evall, argl, (size_t)argc * sizeof(*evall));
+	eval[0] = "EVAL";
+	evall[0] = 4;
+	eval[1] = s->body;
+	evall[1] = strlen(s->body);
+	for (i = 0; i < n; i++)
+		conn_set_fallback(cs[i], argc, eval, evall);
 	conn_command_many(cs, n, n, argc, argv, argl, 0, cap_ns, replies,
 	    results);
-	miss = xcalloc(n, sizeof(*miss));
-	mreplies = xcalloc(n, sizeof(*mreplies));
-	mresults = xcalloc(n, sizeof(*mresults));
-	for (i = 0; i < n; i++)
-		if (results[i] == CONN_NOSCRIPT)
-			miss[nmiss++] = cs[i];
-	if (nmiss > 0) {
-		log_debug("script %s not cached, sending it", s->name);
-		argv[0] = "EVAL";
-		argl[0] = 4;
-		argv[1] = s->body;
-		argl[1] = strlen(s->body);
-		conn_command_many(miss, nmiss, nmiss, argc, argv, argl, 0,
-		    cap_ns, mreplies, mresults);
-		for (i = 0, nmiss = 0; i < n; i++) {
-			if (results[i] != CONN_NOSCRIPT)
-				continue;
-			replies[i] = mreplies[nmiss];
-			results[i] = mresults[nmiss++];
-		}
-	}
-	free(miss);
-	free(mreplies);
-	free(mresults);
 	free(argv);
 	free(argl);
+	free(eval);
+	free(evall);
 }
 
 /* Run script s on one server; see script_call_many(). */

@@ -352,15 +352,18 @@ char *
 url_redact(const char *str)
 {
 	const char	*sep, *at, *colon, *start;
-	char		*out;
 
-	if ((sep = strstr(str, "://")) == NULL ||
-	    (at = strrchr(sep + 3, '@')) == NULL)
+	if ((at = strrchr(str, '@')) == NULL)
 		return (xstrdup(str));
-	start = sep + 3;
+	/*
+	 * The user-info starts after "://"; in a URL whose scheme is
+	 * mangled it may start anywhere, so then hide from the first ':'
+	 * (or everything before the '@').
+	 */
+	sep = strstr(str, "://");
+	start = sep != NULL && sep < at ? sep + 3 : str;
 	colon = memchr(start, ':', (size_t)(at - start));
 	if (colon != NULL)
 		start = colon + 1;
-	out = xasprintf("%.*s***%s", (int)(start - str), str, at);
-	return (out);
+	return (xasprintf("%.*s***%s", (int)(start - str), str, at));
 }

@@ -186,6 +186,18 @@ test_urls(void)
 		r = url_redact("redis://secret@h:x");
 		CHECK(strcmp(r, "redis://***@h:x") == 0, "redact %s", r);
 		free(r);
+		r = url_redact("redis:/:secret@host:6380");
+		CHECK(strcmp(r, "redis:***@host:6380") == 0, "redact %s", r);
+		free(r);
+		r = url_redact("redis//user:secret@host");
+		CHECK(strcmp(r, "redis//user:***@host") == 0, "redact %s", r);
+		free(r);
+		r = url_redact("secret@host");
+		CHECK(strcmp(r, "***@host") == 0, "redact %s", r);
+		free(r);
+		r = url_redact("redis://:pa/ss@host");
+		CHECK(strcmp(r, "redis://:***@host") == 0, "redact %s", r);
+		free(r);
 	}
 }
 
