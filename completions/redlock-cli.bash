@@ -6,15 +6,21 @@
 
 _redlock_cli_verbs="acquire release extend run status help"
 
-_redlock_cli_global="-u --url --password-file --no-auth-warning
-	--connect-timeout --io-timeout --prefix -q --quiet -v --verbose
-	--syslog -h --help -V --version"
+_redlock_cli_global="-u --url --user --password-file --no-auth-warning
+	--connect-timeout --io-timeout --wait-replicas --wait-timeout --tls
+	--cacert --cacertdir --cert --key --sni --insecure --prefix -q --quiet
+	-v --verbose --syslog -h --help -V --version"
 
 # Options that take an argument, padded with blanks for matching.
-_redlock_cli_argopts=" -u --url --password-file --connect-timeout
-	--io-timeout --prefix -t --ttl -w --wait --timeout -E
+_redlock_cli_argopts=" -u --url --user --password-file --connect-timeout
+	--io-timeout --wait-replicas --wait-timeout --cacert --cacertdir --cert
+	--key --sni --prefix -t --ttl -w --wait --timeout -E
 	--conflict-exit-code --token --renew --lost-signal --kill-after
 	--lost-exit-code --jitter --min-hold -c --command --limit "
+
+# The URL schemes that -u accepts (see URLS in the man page).
+_redlock_cli_schemes="redis:// rediss:// unix:// redis-sentinel://
+	redis+cluster://"
 
 _redlock_cli_signals=(TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT STOP TSTP
 	WINCH PIPE)
@@ -154,7 +160,7 @@ _redlock_cli()
 		return ;;
 	-u|--url)
 		compopt -o nospace 2>/dev/null || :
-		_redlock_cli_reply "redis:// unix://"
+		_redlock_cli_reply "$_redlock_cli_schemes"
 		if [[ $cur == *:* ]]; then
 			# readline replaces only the text after the last colon
 			for i in "${!COMPREPLY[@]}"; do
@@ -162,7 +168,7 @@ _redlock_cli()
 			done
 		fi
 		return ;;
-	--password-file)
+	--password-file|--cacert|--cert|--key)
 		if declare -F _filedir >/dev/null 2>&1; then
 			_filedir
 		else
@@ -170,9 +176,18 @@ _redlock_cli()
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		fi
 		return ;;
+	--cacertdir)
+		if declare -F _filedir >/dev/null 2>&1; then
+			_filedir -d
+		else
+			compopt -o filenames 2>/dev/null || :
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		fi
+		return ;;
 	-t|--ttl|-w|--wait|--timeout|--renew|--kill-after|--jitter|\
 	--min-hold|--connect-timeout|--io-timeout|-E|--conflict-exit-code|\
-	--lost-exit-code|--token|--prefix|-c|--command|--limit)
+	--lost-exit-code|--token|--prefix|-c|--command|--limit|--user|\
+	--wait-replicas|--wait-timeout|--sni)
 		return ;;
 	esac
 

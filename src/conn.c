@@ -342,6 +342,11 @@ conn_find_master(struct conn *c)
 		lens[i] = strlen(argv[i]);
 	/* Sentinels have their own credentials, if any. */
 	sconf.password = getenv("REDLOCK_SENTINEL_PASSWORD");
+	if (sconf.password != NULL && *sconf.password == '\0')
+		sconf.password = NULL;
+	sconf.user = getenv("REDLOCK_SENTINEL_USER");
+	if (sconf.user != NULL && *sconf.user == '\0')
+		sconf.user = NULL;
 	for (i = 0; i < c->url->nhosts; i++) {
 		memset(&su, 0, sizeof(su));
 		su.kind = URL_TCP;
@@ -838,7 +843,15 @@ conn_on_reply(struct conn *c, redisReply *r)
 			conn_close(c);
 			return;
 		}
-		if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
+		if (result == CONN_SERVER_ERROR && strstr(text,
+		    "user executing the script can't run") != NULL)
+			/* Redis 7.0's answer for a command refused by ACL
+			 * inside a script: it is a permission problem. */
+			conn_fail(c, CONN_AUTH, "%s: permission denied to a "
+			    "command inside the lock script (see ACCESS "
+			    "CONTROL in redlock-cli(1)): %s", c->url->display,
+			    text);
+		else if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
 			conn_fail(c, result, "%s: permission denied: %s",
 			    c->url->display, text);
 		else if (result == CONN_AUTH)

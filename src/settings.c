@@ -23,12 +23,27 @@ static void	 settings_split_urls(struct global_opts *, const char *);
 static void
 settings_split_urls(struct global_opts *g, const char *list)
 {
-	const char	*p = list;
+	const char	*p = list, *q;
 	size_t		 len;
 
 	while (*p != '\0') {
 		p += strspn(p, ", \t\n");
-		len = strcspn(p, ", \t\n");
+		/*
+		 * Blanks always separate; a comma only when a new scheme
+		 * follows, since sentinel and cluster URLs list their hosts
+		 * with commas.
+		 */
+		for (len = 0; p[len] != '\0' && strchr(" \t\n", p[len]) == NULL;
+		    len++) {
+			if (p[len] != ',')
+				continue;
+			q = p + len + 1;
+			if (*q == '\0' || strchr(" \t\n,", *q) != NULL)
+				break;
+			q += strspn(q, "abcdefghijklmnopqrstuvwxyz+-");
+			if (strncmp(q, "://", 3) == 0)
+				break;
+		}
 		if (len == 0)
 			break;
 		g->url_strings = xreallocarray(g->url_strings,

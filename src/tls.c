@@ -14,6 +14,8 @@
  * dialled (or --sni), and sends SNI for names.
  */
 
+#include <sys/stat.h>
+
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -144,6 +146,8 @@ tls_ssl_error(const char *what, char *err, size_t len)
 int
 tls_setup(const struct tls_options *o, char *err, size_t len)
 {
+	struct stat st;
+
 	if (tls.ctx != NULL)
 		return (0);
 	if (tls.lib == NULL && tls_load(err, len) == -1)
@@ -159,6 +163,12 @@ tls_setup(const struct tls_options *o, char *err, size_t len)
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, NULL);
 	tls.p_SSL_CTX_set_verify(tls.ctx, o->insecure ? SSL_VERIFY_NONE :
 	    SSL_VERIFY_PEER, NULL);
+	if (o->cacertdir != NULL && (stat(o->cacertdir, &st) == -1 ||
+	    !S_ISDIR(st.st_mode))) {
+		(void)snprintf(err, len, "--cacertdir '%s' is not a directory",
+		    o->cacertdir);
+		return (EXIT_USAGE);
+	}
 	if (o->cacert != NULL || o->cacertdir != NULL) {
 		if (tls.p_SSL_CTX_load_verify_locations(tls.ctx, o->cacert,
 		    o->cacertdir) != 1) {

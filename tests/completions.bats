@@ -139,16 +139,69 @@ bash_offered_options() {
 	assert_reply_has TERM
 }
 
-@test "-u offers the URL schemes" {
+# the URL schemes that src/url.c accepts, one a line ("redis", "rediss", ...)
+src_url_schemes() {
+	grep -oE 'strncmp\(str, "[a-z+-]+"' "$ROOT/src/url.c" |
+	    sed 's/.*"\(.*\)"/\1/' | sort -u
+}
+
+@test "-u offers every URL scheme, in the man page's order" {
 	complete_line 'redlock-cli -u '
-	assert_reply 'redis:// unix://'
+	assert_equal "${COMPREPLY[*]}" \
+	    'redis:// rediss:// unix:// redis-sentinel:// redis+cluster://'
 	complete_line 'redlock-cli status k --url '
-	assert_reply 'redis:// unix://'
+	assert_equal "${#COMPREPLY[@]}" 5
+	assert_reply_has redis-sentinel://
+	assert_reply_has redis+cluster://
+}
+
+@test "-u offers every scheme that src/url.c accepts" {
+	local scheme count=0
+	complete_line 'redlock-cli -u '
+	while read -r scheme; do
+		count=$((count + 1))
+		assert_reply_has "$scheme://"
+	done < <(src_url_schemes)
+	[[ $count -ge 5 ]] || fail "only $count schemes found in src/url.c"
+}
+
+@test "-u with a prefix offers the matching schemes" {
+	complete_line 'redlock-cli -u redis'
+	assert_reply 'redis+cluster:// redis-sentinel:// redis:// rediss://'
+	complete_line 'redlock-cli -u redis-'
+	assert_reply 'redis-sentinel://'
+	complete_line 'redlock-cli -u redis+'
+	assert_reply 'redis+cluster://'
+	complete_line 'redlock-cli -u rediss'
+	assert_reply 'rediss://'
 }
 
 @test "-u after a colon offers the rest of the scheme" {
 	complete_words 'redlock-cli -u redis:' redlock-cli -u redis :
 	assert_reply '//'
+	complete_words 'redlock-cli -u rediss:' redlock-cli -u rediss :
+	assert_reply '//'
+	complete_words 'redlock-cli -u redis-sentinel:' \
+	    redlock-cli -u redis-sentinel :
+	assert_reply '//'
+	complete_words 'redlock-cli -u redis+cluster:' \
+	    redlock-cli -u redis+cluster :
+	assert_reply '//'
+}
+
+@test "a dash offers the connection, replica and TLS options before and after the verb" {
+	local line opt
+	for line in 'redlock-cli -' 'redlock-cli run k -' 'redlock-cli status k -'; do
+		complete_line "$line"
+		for opt in --user --wait-replicas --wait-timeout --tls --cacert \
+		    --cacertdir --cert --key --sni --insecure; do
+			assert_reply_has "$opt"
+		done
+	done
+	complete_line 'redlock-cli --ca'
+	assert_reply '--cacert --cacertdir'
+	complete_line 'redlock-cli acquire k --wait-'
+	assert_reply '--wait-replicas --wait-timeout'
 }
 
 @test "acquire - offers its own options, --json among them, and the global ones" {
@@ -225,7 +278,8 @@ bash_offered_options() {
 	local opt
 	for opt in -t --ttl -w --wait --timeout --renew --kill-after --jitter \
 	    --min-hold --connect-timeout --io-timeout -E --conflict-exit-code \
-	    --lost-exit-code --token --prefix -c --command --limit; do
+	    --lost-exit-code --token --prefix -c --command --limit --user \
+	    --wait-replicas --wait-timeout --sni; do
 		complete_line "redlock-cli run k $opt "
 		assert_equal "$opt: $(reply)" "$opt: "
 	done
@@ -240,6 +294,42 @@ bash_offered_options() {
 	touch "$BATS_TEST_TMPDIR/pass.txt"
 	complete_line "redlock-cli --password-file $BATS_TEST_TMPDIR/pas"
 	assert_reply "$BATS_TEST_TMPDIR/pass.txt"
+}
+
+@test "--cacert, --cert and --key complete file names, before and after the verb" {
+	local opt
+	touch "$BATS_TEST_TMPDIR/ca.pem" "$BATS_TEST_TMPDIR/client.pem" \
+	    "$BATS_TEST_TMPDIR/client.key"
+	for opt in --cacert --cert --key; do
+		complete_line "redlock-cli $opt $BATS_TEST_TMPDIR/c"
+		assert_equal "$opt: $(reply)" \
+		    "$opt: $BATS_TEST_TMPDIR/ca.pem $BATS_TEST_TMPDIR/client.key $BATS_TEST_TMPDIR/client.pem"
+		complete_line "redlock-cli run k $opt $BATS_TEST_TMPDIR/cl"
+		assert_equal "$opt: $(reply)" \
+		    "$opt: $BATS_TEST_TMPDIR/client.key $BATS_TEST_TMPDIR/client.pem"
+	done
+}
+
+@test "--cacert=FILE completes the file name after the equals sign" {
+	touch "$BATS_TEST_TMPDIR/ca.pem"
+	complete_words "redlock-cli --cacert=$BATS_TEST_TMPDIR/ca" \
+	    redlock-cli --cacert = "$BATS_TEST_TMPDIR/ca"
+	assert_reply "$BATS_TEST_TMPDIR/ca.pem"
+}
+
+@test "--cacertdir completes directories only" {
+	mkdir -p "$BATS_TEST_TMPDIR/certs.d"
+	touch "$BATS_TEST_TMPDIR/certs.pem"
+	complete_line "redlock-cli --cacertdir $BATS_TEST_TMPDIR/cert"
+	assert_reply "$BATS_TEST_TMPDIR/certs.d"
+}
+
+@test "the argument of a TLS option is not taken for the verb" {
+	touch "$BATS_TEST_TMPDIR/ca.pem"
+	complete_line "redlock-cli --cacert $BATS_TEST_TMPDIR/ca.pem --sni db.example run k --ren"
+	assert_reply '--renew'
+	complete_line 'redlock-cli --wait-replicas 1 --user locker acquire k --j'
+	assert_reply '--json'
 }
 
 @test "the word after run's -- completes to commands" {
@@ -280,14 +370,22 @@ bash_offered_options() {
 		t "redlock-cli acquire k -t "
 		t "redlock-cli acquire k --f"
 		t "redlock-cli status k --limit "
-	' _ "$bc" "$BASH_FILE"
+		t "redlock-cli --ca"
+		t "redlock-cli --user "
+		mkdir -p "$3/certs.d" && touch "$3/certs.pem"
+		t "redlock-cli --cacertdir $3/cert"
+		echo $(t "redlock-cli --cacert $3/certs." | tr " " "\n" | sort)
+	' _ "$bc" "$BASH_FILE" "$BATS_TEST_TMPDIR"
 	assert_success
 	assert_line -n 0 'acquire release extend run status help'
 	assert_line -n 1 '--lost-signal --lost-exit-code'
-	assert_line -n 2 'redis:// unix://'
+	assert_line -n 2 'redis:// rediss:// unix:// redis-sentinel:// redis+cluster://'
 	assert_line -n 3 'acquire release extend run status'
 	assert_line -n 4 '--fair'
-	assert_equal "${#lines[@]}" 5
+	assert_line -n 5 '--cacert --cacertdir'
+	assert_line -n 6 "$BATS_TEST_TMPDIR/certs.d"
+	assert_line -n 7 "$BATS_TEST_TMPDIR/certs.d $BATS_TEST_TMPDIR/certs.pem"
+	assert_equal "${#lines[@]}" 8
 }
 
 @test "the bash file is shellcheck clean" {
@@ -330,6 +428,41 @@ bash_offered_options() {
 	assert_line -n 0 'redlock-cli acquire k --: --fair --limit'
 	assert_line -n 1 'redlock-cli run k --: --fair --limit'
 	assert_line -n 2 'redlock-cli status k --: --limit'
+}
+
+@test "fish offers every URL scheme after -u" {
+	command -v fish >/dev/null || skip "fish is not installed"
+	run fish --no-config -c 'source $argv[1]; complete -C"redlock-cli -u " | string replace -r "\t.*" "" | sort' "$FISH_FILE"
+	assert_success
+	assert_output "$(printf '%s\n' redis:// rediss:// unix:// redis-sentinel:// redis+cluster:// | sort)"
+}
+
+@test "fish completes files after --cacert, --cert and --key, and only directories after --cacertdir" {
+	command -v fish >/dev/null || skip "fish is not installed"
+	mkdir -p "$BATS_TEST_TMPDIR/tls/certs.d"
+	touch "$BATS_TEST_TMPDIR/tls/ca.pem"
+	run fish --no-config -c 'source $argv[1]; for o in --cacert --cert --key --cacertdir; echo "$o:" (complete -C"redlock-cli run k $o $argv[2]/" | string replace -r "\t.*" "" | sort); end' "$FISH_FILE" "$BATS_TEST_TMPDIR/tls"
+	assert_success
+	local d="$BATS_TEST_TMPDIR/tls"
+	assert_line -n 0 "--cacert: $d/ca.pem $d/certs.d/"
+	assert_line -n 1 "--cert: $d/ca.pem $d/certs.d/"
+	assert_line -n 2 "--key: $d/ca.pem $d/certs.d/"
+	assert_line -n 3 "--cacertdir: $d/certs.d/"
+}
+
+@test "zsh offers every URL scheme after -u, files after the TLS file options and directories after --cacertdir" {
+	local scheme opt
+	for scheme in redis rediss unix redis-sentinel redis+cluster; do
+		grep -E -- "--url=\}'\[" "$ZSH_FILE" | grep -qF -- " $scheme\\://" ||
+		    grep -E -- "--url=\}'\[" "$ZSH_FILE" | grep -qF -- "($scheme\\://" ||
+		    fail "-u does not offer $scheme://"
+	done
+	for opt in --password-file --cacert --cert --key; do
+		grep -qE -- "^  '$opt=\[[^]]*\]:[^:]*:_files'\$" "$ZSH_FILE" ||
+		    fail "$opt does not complete files"
+	done
+	grep -qE -- "^  '--cacertdir=\[[^]]*\]:[^:]*:_files -/'\$" "$ZSH_FILE" ||
+	    fail "--cacertdir does not complete directories"
 }
 
 @test "zsh offers --limit and --fair to acquire and run, and --limit to the other verbs" {

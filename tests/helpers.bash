@@ -43,7 +43,7 @@ fi
 # The least a lock user needs (see "ACCESS CONTROL" in the man page): the
 # script commands, BLPOP to wait, WAIT, ROLE and ASKING, SELECT, and the
 # commands the scripts call, on every key (or ~PREFIX* ~{PREFIX*).
-REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +blpop +wait +select +role +asking +ping +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +lpos +rpush +lrem +lindex +llen"
+REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +blpop +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +lpos +rpush +lrem +lindex"
 
 # With REDLOCK_TEST_ACL=1 (make test-acl) every server gets that user and
 # redlock-cli runs as it; the tests' own redis-cli stays the default user.
@@ -73,11 +73,11 @@ redis_start() {
 # redis_start_tcp NAME [args...]: the same on a free TCP port in a high
 # range; exports REDLOCK_URL=redis://127.0.0.1:PORT and REDIS_PORT.
 redis_start_tcp() {
-	local name=$1 port try
+	local name=$1 port
 	shift
 	local dir="$BATS_FILE_TMPDIR/redis-$name"
 	mkdir -p "$dir"
-	for try in 1 2 3 4 5 6 7 8 9 10; do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		port=$(( 20000 + (RANDOM % 30000) ))
 		redis-server --port "$port" --bind 127.0.0.1 \
 		    --unixsocket "$dir/sock" --unixsocketperm 700 \
@@ -97,8 +97,8 @@ redis_start_tcp() {
 
 # Bounded poll for PING on a socket: about 5 s in 50 ms steps.
 redis_wait_ready() {
-	local i
-	for i in $(seq 1 100); do
+	local _
+	for _ in $(seq 1 100); do
 		[ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ] && return 0
 		sleep 0.05
 	done
@@ -110,11 +110,11 @@ redis_pid() { cat "$BATS_FILE_TMPDIR/redis-$1/pid" 2>/dev/null; }
 
 # redis_stop NAME: kill the PID from our own pidfile and wait for it.
 redis_stop() {
-	local dir="$BATS_FILE_TMPDIR/redis-$1" pid i
+	local dir="$BATS_FILE_TMPDIR/redis-$1" pid
 	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
 	kill -CONT "$pid" 2>/dev/null
 	kill "$pid" 2>/dev/null
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		kill -0 "$pid" 2>/dev/null || { rm -f "$dir/pid"; return 0; }
 		sleep 0.05
 	done
@@ -133,8 +133,8 @@ redis_flush() { rcli "${1:-main}" FLUSHALL >/dev/null; }
 
 # wait_until CMD...: retry CMD for up to about 5 s (WAIT_TRIES * 50 ms).
 wait_until() {
-	local i
-	for i in $(seq 1 "${WAIT_TRIES:-100}"); do
+	local _
+	for _ in $(seq 1 "${WAIT_TRIES:-100}"); do
 		"$@" && return 0
 		sleep 0.05
 	done
@@ -146,6 +146,7 @@ key_exists() { [ "$(rcli "$1" EXISTS "$2")" = 1 ]; }
 
 # assert_stderr_line TEXT: $stderr (from run --separate-stderr) has
 # exactly this line (bats-assert 2.1 in Debian has no assert_stderr).
+# shellcheck disable=SC2154 # $stderr is set by bats' run
 assert_stderr_line() {
 	if ! printf '%s\n' "$stderr" | grep -qxF -- "$1"; then
 		printf 'expected stderr line: %s\nactual stderr:\n%s\n' \

@@ -136,7 +136,8 @@ synopsis_options() {
 @test "the environment variables are documented" {
 	local var missing=""
 	for var in REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX \
-	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_KEY REDLOCK_FENCE \
+	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_USER \
+	    REDLOCK_SENTINEL_PASSWORD REDLOCK_KEY REDLOCK_FENCE \
 	    REDLOCK_TTL_MS; do
 		grep -qE "Ev $var( |\$)" "$MAN_FILE" || missing+=" $var"
 	done
@@ -195,7 +196,16 @@ synopsis_options() {
 	    "is a mutex: it cannot be used with --limit" \
 	    "is a semaphore: use --limit" \
 	    ", not a lock" \
-	    "invalid --ttl '1.5x': unknown unit"; do
+	    "invalid --ttl '1.5x': unknown unit" \
+	    "quorum not reached (" \
+	    "replicas acknowledged it within" \
+	    "warning: --insecure: the server's certificate is not verified" \
+	    "warning: a password in -u on the command line may be seen by other users; use --password-file or REDISCLI_AUTH" \
+	    "certificate verification failed: " \
+	    "--cert and --key go together" \
+	    "permission denied: " \
+	    "cannot find the master" \
+	    ": error: "; do
 		grep -qF -- "$phrase" "$MAN_FILE" || missing+=" man:'$phrase'"
 		[[ $phrase == "invalid --ttl"* ]] && continue
 		joined_sources | grep -qF -- "$phrase" || missing+=" src:'$phrase'"
@@ -213,4 +223,104 @@ synopsis_options() {
 		    missing+=" '$fmt'"
 	done < <(joined_sources | grep -oE 'log_busy\("[^"]*"' | sed 's/^log_busy("//; s/"$//')
 	assert_equal "missing:$missing" "missing:"
+}
+
+@test "every long option that src/options.c defines has an item in the man page" {
+	local opt missing="" count=0
+	while read -r opt; do
+		count=$((count + 1))
+		documented "--$opt" || missing+=" --$opt"
+	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, [01] \}/g' "$SRC/options.c")
+	[[ $count -gt 30 ]] || fail "only $count options found in src/options.c"
+	assert_equal "undocumented:$missing" "undocumented:"
+}
+
+@test "every global option of src/options.c is in the synopsis and in OPTIONS" {
+	local opt missing="" count=0
+	while read -r opt; do
+		count=$((count + 1))
+		man_section SYNOPSIS | grep -qE -- "Fl -$opt( |\$)" ||
+		    missing+=" synopsis:--$opt"
+		man_section OPTIONS | grep -qE -- "^\\.It (.* , )?Fl -$opt( |\$)" ||
+		    missing+=" options:--$opt"
+	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, 1 \}/g' "$SRC/options.c" |
+	    grep -vxE 'help|version|quiet|verbose|url')
+	[[ $count -gt 15 ]] || fail "only $count global options found in src/options.c"
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "every URL scheme that src/url.c accepts has an item in URLS" {
+	local scheme missing="" count=0
+	while read -r scheme; do
+		count=$((count + 1))
+		man_section URLS | grep -qxF -- ".Li $scheme:// Oo Oo Ar user Oc Li \\&: Ar password Li @ Oc" ||
+		    missing+=" $scheme://"
+	done < <(grep -oE 'strncmp\(str, "[a-z+-]+"' "$SRC/url.c" |
+	    sed 's/.*"\(.*\)"/\1/' | sort -u)
+	[[ $count -ge 5 ]] || fail "only $count schemes found in src/url.c"
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "the quorum, replication, TLS and access control sections exist" {
+	local section missing=""
+	for section in QUORUM REPLICATION TLS 'ACCESS CONTROL'; do
+		man_section "$section" | grep -q . || missing+=" '$section'"
+	done
+	assert_equal "missing:$missing" "missing:"
+}
+
+@test "nothing says that several servers, TLS, Sentinel or Cluster are missing" {
+	run grep -inE 'not (yet )?(implemented|supported)|unimplemented|only one server|single (redis )?server( is)? supported|talks to a single' "$MAN_FILE"
+	assert_output ''
+}
+
+@test "the drift allowance in QUORUM is the one in src/lock.c" {
+	grep -qF 'return (ttl_ms / 100 + 2);' "$SRC/lock.c" ||
+	    fail "lock_drift_ms() in src/lock.c has changed: update QUORUM"
+	man_section QUORUM | grep -qF 'drift = TTL / 100 + 2ms' ||
+	    fail "QUORUM does not give the drift as TTL / 100 + 2ms"
+	man_section CAVEATS | grep -qF '1% of the TTL plus 2 milliseconds' ||
+	    fail "CAVEATS does not give the drift"
+}
+
+@test "CAVEATS explains why quorum fences keep increasing, and the restart risk" {
+	man_section CAVEATS | grep -q 'lifts the' || fail "no lift argument"
+	man_section CAVEATS | grep -q 'two majorities' || fail "no overlap argument"
+	man_section CAVEATS | grep -qF 'appendfsync always' || fail "no persistence advice"
+	man_section CAVEATS | grep -q 'longest TTL' || fail "no delayed restart advice"
+}
+
+# the rule words of REDLOCK_ACL_RULES in tests/helpers.bash, one a line,
+# without the password and the key pattern (the man page shows a prefix)
+helper_acl_words() {
+	sed -n 's/^REDLOCK_ACL_RULES="\(.*\)"$/\1/p' "$ROOT/tests/helpers.bash" |
+	    tr ' ' '\n' | grep -vE '^(>|~)' | grep .
+}
+
+# acl_words FILE: the words of the ACL SETUSER line(s) in FILE, one a line
+acl_words() {
+	perl -0777 -ne 's/\\e\n\s*/ /g; s/\\\n\s*/ /g; s/\\-/-/g; print "$1\n" if /ACL SETUSER \S+ (.*)/' "$1" |
+	    tr ' ' '\n' | grep -vE '^(>|~)' | grep .
+}
+
+@test "ACCESS CONTROL gives the exact rule set of tests/helpers.bash, with ~P* ~{P*" {
+	local want
+	want=$(helper_acl_words)
+	[[ $(wc -l <<<"$want") -gt 30 ]] || fail "REDLOCK_ACL_RULES not found in tests/helpers.bash"
+	man_section 'ACCESS CONTROL' >"$BATS_TEST_TMPDIR/acl.1"
+	assert_equal "$(acl_words "$BATS_TEST_TMPDIR/acl.1")" "$want"
+	grep -qF 'resetkeys ~app:* ~{app:* ' "$BATS_TEST_TMPDIR/acl.1" ||
+	    fail "the example does not use ~P* ~{P*"
+	grep -qE 'Ql ~ Ns Ar P Ns \*' "$BATS_TEST_TMPDIR/acl.1" &&
+	    grep -qE 'Ql ~\{ Ns Ar P Ns \*' "$BATS_TEST_TMPDIR/acl.1" ||
+	    fail "the patterns ~P* and ~{P* are not named"
+	grep -q 'make test-acl' "$BATS_TEST_TMPDIR/acl.1" || fail "no make test-acl"
+	grep -qE '^\.It 77$' <(man_section 'EXIT STATUS') || fail "no exit 77"
+}
+
+@test "the README gives the same ACL rule set" {
+	local want
+	want=$(helper_acl_words)
+	assert_equal "$(acl_words "$ROOT/README.md")" "$want"
+	grep -qF '~app:* ~{app:*' "$ROOT/README.md" || fail "README lacks ~P* ~{P*"
 }
