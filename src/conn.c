@@ -68,6 +68,7 @@ struct conn {
 	enum conn_setup		 setup[CONN_MAX_SETUP];
 	int			 nsetup;	/* queued, in order */
 	int			 want_asking;	/* next command: ASKING */
+	int			 sent_asking;	/* this command went so */
 	int			 alt_argc;	/* on NOSCRIPT, send this */
 	const char		**alt_argv;
 	const size_t		*alt_lens;
@@ -387,8 +388,8 @@ conn_find_master(struct conn *c)
 		if (c->dial == &c->master)
 			return (0);
 	}
-	conn_fail(c, CONN_UNAVAILABLE, "%s: cannot find the master: %s",
-	    c->url->display, last);
+	(void)snprintf(c->err, sizeof(c->err), "%s: cannot find the master: "
+	    "%.300s", c->url->display, last);
 	return (-1);
 }
 
@@ -400,8 +401,19 @@ conn_start_connect(struct conn *c)
 	c->err[0] = '\0';
 	if (c->url->kind == URL_SENTINEL) {
 		c->dial = c->url;
-		if (conn_find_master(c) == -1)
+		if (conn_find_master(c) == -1) {
+			char msg[sizeof(c->err)];
+
+			memcpy(msg, c->err, sizeof(msg));
+			conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
 			return (-1);
+		}
+		/* Asking took time of its own: the master gets a full
+		 * connect timeout. */
+		c->deadline_ns = clock_mono_ns() +
+		    clock_ms_to_ns(c->conf.connect_timeout_ms);
+		if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
+			c->deadline_ns = c->cap_ns;
 	}
 	if (c->dial->kind == URL_UNIX) {
 		if (strlen(c->dial->path) >= sizeof(c->unix_sa.sun_path)) {
@@ -543,6 +555,27 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->cap_ns = cap_ns;
 
 	c->nsetup = 0;
+	/*
+	 * Sentinel: nobody tells the clients of a master that a failover
+	 * replaced it, and it keeps taking writes until Sentinel demotes it
+	 * seconds later.  So before every command on a kept connection, ask
+	 * again, and move when the master moved.  (When the sentinels cannot
+	 * be asked, carry on: ROLE and READONLY still guard.)
+	 */
+	if (c->fd != -1 && c->url->kind == URL_SENTINEL) {
+		char	*was = xstrdup(c->master.host);
+		int	 port = c->master.port;
+
+		if (conn_find_master(c) == 0 &&
+		    (strcmp(was, c->master.host) != 0 ||
+		    port != c->master.port)) {
+			log_debug("%s: the master moved to %s:%d",
+			    c->url->display, c->master.host, c->master.port);
+			conn_close(c);
+		}
+		c->err[0] = '\0';
+		free(was);
+	}
 	if (c->fd == -1) {
 		c->deadline_ns = now +
 		    clock_ms_to_ns(c->conf.connect_timeout_ms);
@@ -595,6 +628,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 		if (cap_ns > 0 && cap_ns < c->deadline_ns)
 			c->deadline_ns = cap_ns;
 	}
+	c->sent_asking = c->want_asking;
 	if (c->want_asking) {
 		av[0] = "ASKING";
 		al[0] = 6;
@@ -829,6 +863,8 @@ conn_on_reply(struct conn *c, redisReply *r)
 			int argc = c->alt_argc;
 
 			c->alt_argc = 0;
+			/* An ASK still applies to the EVAL that follows. */
+			c->want_asking = c->sent_asking;
 			conn_begin(c, argc, c->alt_argv, c->alt_lens,
 			    c->cap_ns);
 			conn_on_writable(c);
