@@ -39,7 +39,7 @@ endif
 # Debian packages the build, the tests and the demo need.
 DEPS	= build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
 	  redis-server redis-tools redis-sentinel bats bats-support \
-	  bats-assert mandoc shellcheck valgrind
+	  bats-assert mandoc shellcheck valgrind socat
 
 all: $(PROG)
 

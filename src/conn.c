@@ -880,6 +880,12 @@ conn_on_reply(struct conn *c, redisReply *r)
 			return;
 		}
 		if (result == CONN_SERVER_ERROR && strstr(text,
+		    "Protocol error: unauthenticated") != NULL)
+			/* Redis refuses a long request before AUTH with this
+			 * instead of NOAUTH: it means the same. */
+			conn_fail(c, CONN_AUTH, "%s: authentication required: "
+			    "%s", c->url->display, text);
+		else if (result == CONN_SERVER_ERROR && strstr(text,
 		    "user executing the script can't run") != NULL)
 			/* Redis 7.0's answer for a command refused by ACL
 			 * inside a script: it is a permission problem. */

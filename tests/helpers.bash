@@ -99,7 +99,10 @@ redis_start_tcp() {
 redis_wait_ready() {
 	local _
 	for _ in $(seq 1 100); do
-		[ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ] && return 0
+		# A server with requirepass is up when it asks for AUTH.
+		case "$(redis-cli -s "$1" PING 2>&1)" in
+		PONG|*NOAUTH*) return 0 ;;
+		esac
 		sleep 0.05
 	done
 	return 1
@@ -108,6 +111,12 @@ redis_wait_ready() {
 redis_sock() { echo "$BATS_FILE_TMPDIR/redis-$1/sock"; }
 redis_pid() { cat "$BATS_FILE_TMPDIR/redis-$1/pid" 2>/dev/null; }
 
+# proc_alive PID: running, and not a zombie waiting for a slow init.
+proc_alive() {
+	kill -0 "$1" 2>/dev/null || return 1
+	! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 # redis_stop NAME: kill the PID from our own pidfile and wait for it.
 redis_stop() {
 	local dir="$BATS_FILE_TMPDIR/redis-$1" pid
@@ -115,7 +124,7 @@ redis_stop() {
 	kill -CONT "$pid" 2>/dev/null
 	kill "$pid" 2>/dev/null
 	for _ in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || { rm -f "$dir/pid"; return 0; }
+		proc_alive "$pid" || { rm -f "$dir/pid"; return 0; }
 		sleep 0.05
 	done
 	kill -9 "$pid" 2>/dev/null

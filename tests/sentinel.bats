@@ -506,7 +506,9 @@ marker_ts() { sed -n "s/^$2 //p" "$1" | head -n 1; }
 	75)
 		# The child was stopped before its end, with the lost-lock
 		# message.
-		! marker_has "$D/first.mark" end
+		if marker_has "$D/first.mark" end; then
+			fail "the child ran to its end although run exited 75"
+		fi
 		grep -qE "^redlock-cli: lock 'fk' lost: " "$D/first.err"
 		;;
 	*)

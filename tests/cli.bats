@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# Dispatch, help, version, and option parsing shared by every command.
+
+load helpers
+
+# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" does not
+# fail a bats test unless it is the test's last command).
+refute_key() {
+	if key_exists "$1" "$2"; then
+		fail "key '$2' exists on $1"
+	fi
+}
+
+setup_file() {
+	redis_start main
+}
+
+teardown_file() {
+	redis_stop main
+}
+
+setup() {
+	# helpers.bash unsets REDLOCK_URL each time a test loads it.
+	REDLOCK_URL="unix://$(redis_sock main)"
+	export REDLOCK_URL
+	MAIN_URL=$REDLOCK_URL
+	redis_flush
+}
+
+# The usage line of a command, as help prints it.
+usage_of() { redlock-cli help "$1" | head -n 1; }
+
+@test "--help prints the usage on stdout and exits 0" {
+	local opt
+	for opt in --help -h; do
+		run --separate-stderr redlock-cli "$opt"
+		[ "$status" -eq 0 ] || fail "$opt: exit $status"
+		[ -z "$stderr" ] || fail "$opt: stderr: $stderr"
+		assert_line -n 0 \
+		    'usage: redlock-cli [global options] command KEY [options]'
+		local verb
+		for verb in acquire extend release run status help; do
+			assert_line --regexp "^  $verb "
+		done
+	done
+}
+
+@test "--help works without a reachable server" {
+	REDLOCK_URL=unix:///nonexistent.sock run -0 redlock-cli --help
+}
+
+@test "--version and -V print the name and version on stdout" {
+	run --separate-stderr redlock-cli --version
+	assert_success
+	assert_output --regexp '^redlock-cli [0-9]+\.[0-9]+\.[0-9]+'
+	[ -z "$stderr" ]
+	local version=$output
+	run --separate-stderr redlock-cli -V
+	assert_success
+	assert_output "$version"
+}
+
+@test "help with no command prints the general usage" {
+	run --separate-stderr redlock-cli help
+	assert_success
+	assert_line -n 0 \
+	    'usage: redlock-cli [global options] command KEY [options]'
+}
+
+@test "help run prints the run usage on stdout" {
+	run --separate-stderr redlock-cli help run
+	assert_success
+	[ -z "$stderr" ]
+	[[ ${lines[0]} == "usage: redlock-cli run KEY [-t TTL] "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]] ||
+	    fail "not the run usage: ${lines[0]}"
+	assert_line --partial '[--renew DUR]'
+	assert_line --partial '[--lost-signal SIG]'
+}
+
+@test "help COMMAND and COMMAND --help print the same text" {
+	local verb
+	for verb in acquire release extend run status; do
+		run -0 redlock-cli help "$verb"
+		local a=$output
+		run -0 redlock-cli "$verb" --help
+		[ "$output" = "$a" ] || fail "$verb --help differs from help $verb"
+		run -0 redlock-cli "$verb" -h
+		[ "$output" = "$a" ] || fail "$verb -h differs from help $verb"
+	done
+	run -0 redlock-cli help acquire
+	assert_line -n 0 --regexp '^usage: redlock-cli acquire KEY \[-t TTL\] \[-n \| -w WAIT\] \[-E CODE\] .*\[--json\]$'
+}
+
+@test "help with an unknown command exits 64" {
+	run --separate-stderr redlock-cli help frob
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: unknown command 'frob'"
+}
+
+@test "help with two arguments exits 64" {
+	run --separate-stderr redlock-cli help run extra
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: help: unexpected argument 'extra'"
+}
+
+@test "an unknown command exits 64 with one line" {
+	run --separate-stderr redlock-cli frob k
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line \
+	    "redlock-cli: unknown command 'frob' (see 'redlock-cli --help')"
+}
+
+@test "commands are matched exactly, never by prefix" {
+	run --separate-stderr redlock-cli acq k
+	assert_failure 64
+	assert_stderr_line \
+	    "redlock-cli: unknown command 'acq' (see 'redlock-cli --help')"
+	run --separate-stderr redlock-cli ACQUIRE k
+	assert_failure 64
+	refute_key main k
+}
+
+@test "no command exits 64" {
+	run --separate-stderr redlock-cli
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: missing command (see 'redlock-cli --help')"
+	run --separate-stderr redlock-cli -q
+	assert_failure 64
+	assert_stderr_line "redlock-cli: missing command (see 'redlock-cli --help')"
+}
+
+@test "a global option works before the command" {
+	REDLOCK_URL=unix:///nonexistent.sock \
+	    run --separate-stderr redlock-cli -u "$MAIN_URL" acquire k
+	assert_success
+	[ "$(rcli main GET k)" = "$output" ]
+}
+
+@test "a global option works after the command and after KEY" {
+	REDLOCK_URL=unix:///nonexistent.sock \
+	    run --separate-stderr redlock-cli acquire k -u "$MAIN_URL"
+	assert_success
+	[ "$(rcli main GET k)" = "$output" ]
+	REDLOCK_URL=unix:///nonexistent.sock \
+	    run --separate-stderr redlock-cli acquire --url "$MAIN_URL" k2
+	assert_success
+	key_exists main k2
+	REDLOCK_URL=unix:///nonexistent.sock \
+	    run --separate-stderr redlock-cli status k --url="$MAIN_URL"
+	assert_success
+}
+
+@test "global long options work after the command" {
+	run -0 redlock-cli acquire k --prefix p: --quiet
+	key_exists main p:k
+	run --separate-stderr redlock-cli acquire k -n --prefix p: --quiet
+	assert_failure 1
+	[ -z "$stderr" ]
+}
+
+@test "command options work before and after KEY" {
+	run -0 redlock-cli acquire -t 5s k --json
+	assert_output --regexp '^\{"key":"k",.*"ttl_ms":5000,'
+	redis_flush
+	run -0 redlock-cli acquire k -t 5s --json
+	assert_output --regexp '^\{"key":"k",.*"ttl_ms":5000,'
+	redis_flush
+	run -0 redlock-cli acquire --json -t5s k
+	assert_output --regexp '^\{"key":"k",.*"ttl_ms":5000,'
+	run -1 redlock-cli acquire -n k -q
+}
+
+@test "-- ends the options, so a key may start with a dash" {
+	run -0 redlock-cli acquire -t 5s -- -k
+	[ "$(rcli main GET -k)" = "$output" ]
+	run --separate-stderr redlock-cli status -- -k
+	assert_success
+	assert_line -n 0 'key: -k'
+}
+
+@test "an unknown option exits 64 naming it" {
+	run --separate-stderr redlock-cli acquire k --bogus
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus'"
+	run --separate-stderr redlock-cli acquire k -Z
+	assert_failure 64
+	assert_stderr_line "redlock-cli: acquire: unknown option '-Z'"
+	run --separate-stderr redlock-cli acquire k -nZ
+	assert_failure 64
+	assert_stderr_line "redlock-cli: acquire: unknown option '-Z'"
+	run --separate-stderr redlock-cli --bogus acquire k
+	assert_failure 64
+	assert_stderr_line "redlock-cli: unknown option '--bogus'"
+	refute_key main k
+}
+
+@test "an option of another command is unknown here" {
+	run --separate-stderr redlock-cli status k --token x
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: status: unknown option '--token'"
+	run --separate-stderr redlock-cli release k -t 5s --token x
+	assert_failure 64
+	assert_stderr_line "redlock-cli: release: unknown option '-t'"
+}
+
+@test "a missing option argument exits 64 naming the short option" {
+	run --separate-stderr redlock-cli acquire k -t
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: option '-t' requires an argument"
+	run --separate-stderr redlock-cli -u
+	assert_failure 64
+	assert_stderr_line "redlock-cli: option '-u' requires an argument"
+}
+
+@test "a missing option argument exits 64 naming the long option as typed" {
+	run --separate-stderr redlock-cli acquire k --token
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line \
+	    "redlock-cli: acquire: option '--token' requires an argument"
+	run --separate-stderr redlock-cli acquire k --ttl
+	assert_failure 64
+	assert_stderr_line \
+	    "redlock-cli: acquire: option '--ttl' requires an argument"
+	run --separate-stderr redlock-cli --prefix
+	assert_failure 64
+	assert_stderr_line "redlock-cli: option '--prefix' requires an argument"
+}
+
+@test "an argument given to a flag exits 64 naming the option" {
+	run --separate-stderr redlock-cli acquire k --json=yes
+	assert_failure 64
+	assert_output ''
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	# The wording is getopt's business; naming the option is ours.
+	[[ $stderr == "redlock-cli: acquire: "*"'--json"* ]] ||
+	    fail "the message does not name '--json': $stderr"
+	refute_key main k
+}
+
+@test "a missing KEY exits 64 with the command's usage" {
+	run --separate-stderr redlock-cli acquire
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: missing KEY ($(usage_of acquire))"
+	run --separate-stderr redlock-cli status -q
+	assert_failure 64
+	assert_stderr_line "redlock-cli: status: missing KEY ($(usage_of status))"
+	run --separate-stderr redlock-cli release --token x
+	assert_failure 64
+	assert_stderr_line "redlock-cli: release: missing KEY ($(usage_of release))"
+}
+
+@test "an empty KEY exits 64" {
+	run --separate-stderr redlock-cli acquire ''
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: KEY is empty"
+}
+
+@test "an extra argument exits 64 naming it" {
+	run --separate-stderr redlock-cli acquire k extra
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: unexpected argument 'extra'"
+	run --separate-stderr redlock-cli release k other --token x
+	assert_failure 64
+	assert_stderr_line "redlock-cli: release: unexpected argument 'other'"
+	refute_key main k
+}
+
+@test "-n together with -w exits 64" {
+	run --separate-stderr redlock-cli acquire k -n -w 1s
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: acquire: -n and -w cannot be used together"
+	run --separate-stderr redlock-cli acquire k -w 0 -n
+	assert_failure 64
+	assert_stderr_line "redlock-cli: acquire: -n and -w cannot be used together"
+	refute_key main k
+}
+
+@test "a bad -E value exits 64" {
+	local v
+	for v in 256 -1 x 1.5 ''; do
+		run --separate-stderr redlock-cli acquire k -n -E "$v"
+		[ "$status" -eq 64 ] || fail "-E '$v': exit $status"
+		assert_stderr_line \
+		    "redlock-cli: invalid --conflict-exit-code '$v': not a number from 0 to 255"
+	done
+}
+
+@test "usage errors do not contact the server" {
+	REDLOCK_URL=unix:///nonexistent.sock \
+	    run --separate-stderr redlock-cli acquire k --bogus
+	assert_failure 64
+	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus'"
+}

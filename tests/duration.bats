@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# Durations: 250ms, 30s, 5m, 1h, 1.5s, a bare number of seconds.  Bad ones
+# are usage errors (64) naming the option and the value.
+
+load helpers
+
+# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" does not
+# fail a bats test unless it is the test's last command).
+refute_key() {
+	if key_exists "$1" "$2"; then
+		fail "key '$2' exists on $1"
+	fi
+}
+
+setup_file() {
+	redis_start main
+}
+
+teardown_file() {
+	redis_stop main
+}
+
+setup() {
+	# helpers.bash unsets REDLOCK_URL each time a test loads it.
+	REDLOCK_URL="unix://$(redis_sock main)"
+	export REDLOCK_URL
+	redis_flush
+}
+
+# Bad values and the reason every duration option gives for them.
+BAD_CASES=(
+	''			'empty'
+	'-1'			'negative'
+	'-0'			'negative'
+	'abc'			'not a number'
+	'1.5x'			'unknown unit'
+	'1e3'			'unknown unit'
+	'0x10'			'unknown unit'
+	'inf'			'not a number'
+	'nan'			'not a number'
+	' 5'			'not a number'
+	'+5'			'not a number'
+	'5 s'			'unknown unit'
+	'5S'			'unknown unit'
+	'1h30m'			'unknown unit'
+	'1.5.5'			'unknown unit'
+	'ms'			'not a number'
+	'99999999999999h'	'too large'
+	'99999999999999999999999999'	'too large'
+	'0.0001'		'below 1ms'
+	'0.5ms'			'below 1ms'
+)
+
+# check_bad OPTION-NAME CMD...: run CMD with each bad value appended as
+# the option's argument (the word VALUE in CMD is replaced), expect 64 and
+# the exact message; report every case that failed.
+check_bad() {
+	local name=$1 ci value reason failed='' word
+	shift
+	local -a cmd
+	for ((ci = 0; ci < ${#BAD_CASES[@]}; ci += 2)); do
+		value=${BAD_CASES[ci]}
+		reason=${BAD_CASES[ci + 1]}
+		cmd=()
+		for word in "$@"; do
+			[ "$word" = VALUE ] && word=$value
+			cmd+=("$word")
+		done
+		run --separate-stderr "${cmd[@]}"
+		if [ "$status" -ne 64 ] || [ -n "$output" ] ||
+		    [ "$stderr" != "redlock-cli: invalid $name '$value': $reason" ]; then
+			failed+=$'\n'"  '$value': exit $status, stdout '$output', stderr '$stderr' (expected: redlock-cli: invalid $name '$value': $reason)"
+		fi
+	done
+	[ -z "$failed" ] || fail "$name: failing cases:$failed"
+}
+
+@test "bad --ttl values exit 64 with the reason" {
+	check_bad --ttl redlock-cli acquire k -t VALUE
+	refute_key main k
+}
+
+@test "bad --ttl values are refused in --ttl=VALUE form too" {
+	run --separate-stderr redlock-cli acquire k --ttl=1.5x
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: invalid --ttl '1.5x': unknown unit"
+}
+
+@test "a TTL of zero is below 1ms" {
+	local v
+	for v in 0 0s 0ms 0.0 0h; do
+		run --separate-stderr redlock-cli acquire k -t "$v"
+		[ "$status" -eq 64 ] || fail "-t '$v': exit $status"
+		assert_output ''
+		assert_stderr_line "redlock-cli: invalid --ttl '$v': below 1ms"
+	done
+	refute_key main k
+}
+
+@test "bad --ttl values are refused by extend and run too" {
+	check_bad --ttl redlock-cli extend k --token t -t VALUE
+	check_bad --ttl redlock-cli run k -t VALUE -- true
+}
+
+@test "bad --wait values exit 64 with the reason" {
+	check_bad --wait redlock-cli acquire k -w VALUE
+	check_bad --wait redlock-cli acquire k --wait VALUE
+	check_bad --wait redlock-cli run k -w VALUE -- true
+	refute_key main k
+}
+
+@test "bad --renew, --kill-after, --jitter and --min-hold values exit 64" {
+	check_bad --renew redlock-cli run k --renew VALUE -- true
+	check_bad --kill-after redlock-cli run k --kill-after VALUE -- true
+	check_bad --jitter redlock-cli run k --jitter VALUE -- true
+	check_bad --min-hold redlock-cli run k --min-hold VALUE -- true
+	refute_key main k
+}
+
+@test "bad --connect-timeout and --io-timeout values exit 64" {
+	check_bad --connect-timeout redlock-cli --connect-timeout VALUE status k
+	check_bad --io-timeout redlock-cli --io-timeout VALUE status k
+	check_bad --io-timeout redlock-cli status k --io-timeout VALUE
+}
+
+@test "zero is below 1ms for --renew, --kill-after and the timeouts" {
+	run --separate-stderr redlock-cli run k --renew 0 -- true
+	assert_failure 64
+	assert_stderr_line "redlock-cli: invalid --renew '0': below 1ms"
+	run --separate-stderr redlock-cli run k --kill-after 0 -- true
+	assert_failure 64
+	assert_stderr_line "redlock-cli: invalid --kill-after '0': below 1ms"
+	run --separate-stderr redlock-cli --connect-timeout 0 status k
+	assert_failure 64
+	assert_stderr_line "redlock-cli: invalid --connect-timeout '0': below 1ms"
+	run --separate-stderr redlock-cli --io-timeout 0 status k
+	assert_failure 64
+	assert_stderr_line "redlock-cli: invalid --io-timeout '0': below 1ms"
+	refute_key main k
+}
+
+@test "zero is accepted for --wait, --jitter and --min-hold" {
+	run --separate-stderr redlock-cli acquire k -w 0
+	assert_success
+	run --separate-stderr redlock-cli run k2 --jitter 0 --min-hold 0 -- true
+	assert_success
+	[ -z "$stderr" ]
+}
+
+@test "good durations set the TTL they say" {
+	# value, PTTL lower bound (exclusive), upper bound (inclusive); the
+	# lower bounds leave room for a loaded machine, and still tell the
+	# units apart.
+	local -a cases=(
+		250ms	0	250
+		1.5s	1000	1500
+		2m	110000	120000
+		1h	3590000	3600000
+		3	2500	3000
+		0.5	250	500
+		1.25	1000	1250
+		90s	85000	90000
+	)
+	local ci v lo hi t failed=''
+	for ((ci = 0; ci < ${#cases[@]}; ci += 3)); do
+		v=${cases[ci]}
+		lo=${cases[ci + 1]}
+		hi=${cases[ci + 2]}
+		redis_flush
+		run --separate-stderr redlock-cli acquire k -t "$v"
+		if [ "$status" -ne 0 ]; then
+			failed+=$'\n'"  '$v': exit $status: $stderr"
+			continue
+		fi
+		t=$(rcli main PTTL k)
+		((t > lo && t <= hi)) ||
+		    failed+=$'\n'"  '$v': PTTL $t not in ($lo, $hi]"
+	done
+	[ -z "$failed" ] || fail "failing cases:$failed"
+}
+
+@test "a TTL of 1ms or 2ms is taken or refused, never hangs or reported busy" {
+	# The contract refuses only a TTL under 1ms.  Whether a lock that
+	# short is useful is debatable, but a free lock must not wait forever
+	# or be reported as held by another owner.
+	local v failed=''
+	for v in 1ms 2ms; do
+		redis_flush
+		run --separate-stderr timeout 2 redlock-cli acquire k -t "$v" -n
+		case $status in
+		0) ;;
+		64) [[ $stderr == "redlock-cli: invalid --ttl '$v': "* ]] ||
+			failed+=$'\n'"  -n '$v': exit 64 with '$stderr'" ;;
+		*) failed+=$'\n'"  -n '$v': exit $status, stderr '$stderr'" ;;
+		esac
+		redis_flush
+		run --separate-stderr timeout 2 redlock-cli acquire k -t "$v"
+		case $status in
+		0 | 64) ;;
+		124) failed+=$'\n'"  '$v': still waiting for a free lock after 2s" ;;
+		*) failed+=$'\n'"  '$v': exit $status, stderr '$stderr'" ;;
+		esac
+	done
+	[ -z "$failed" ] || fail "failing cases:$failed"
+}
+
+@test "good durations are accepted by every duration option" {
+	local v failed=''
+	for v in 250ms 1.5s 2m 1h 3 0.5; do
+		redis_flush
+		run --separate-stderr redlock-cli --connect-timeout "$v" \
+		    --io-timeout "$v" acquire k -w "$v" -t 2h
+		[ "$status" -eq 0 ] || failed+=$'\n'"  acquire '$v': $stderr"
+		run --separate-stderr redlock-cli run k2 -t 2h --renew "$v" \
+		    --kill-after "$v" --jitter 1ms --min-hold "$v" -- true
+		[ "$status" -eq 0 ] || failed+=$'\n'"  run '$v': $stderr"
+	done
+	[ -z "$failed" ] || fail "failing cases:$failed"
+}
+
+@test "extend -t 1.5m sets the PTTL to 90 seconds" {
+	run -0 redlock-cli acquire k -t 1s
+	run -0 redlock-cli extend k --token "$output" -t 1.5m
+	local t
+	t=$(rcli main PTTL k)
+	((t > 89000 && t <= 90000)) || fail "PTTL $t"
+}
+
+@test "--renew not shorter than the TTL exits 64" {
+	run --separate-stderr redlock-cli run k -t 1s --renew 2s -- true
+	assert_failure 64
+	assert_output ''
+	assert_stderr_line "redlock-cli: run: --renew must be shorter than the TTL"
+	run --separate-stderr redlock-cli run k -t 1s --renew 1s -- true
+	assert_failure 64
+	assert_stderr_line "redlock-cli: run: --renew must be shorter than the TTL"
+	refute_key main k
+}
+
+@test "the -w duration is echoed in the busy message" {
+	run -0 redlock-cli acquire k
+	local v
+	for v in 100ms:100ms 0.2:200ms 0.25s:250ms; do
+		run --separate-stderr redlock-cli acquire k -w "${v%%:*}"
+		[ "$status" -eq 1 ] || fail "-w ${v%%:*}: exit $status"
+		assert_stderr_line \
+		    "redlock-cli: lock 'k' is still held by another owner after ${v#*:}"
+	done
+}

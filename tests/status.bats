@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# status KEY [--json]: who holds the lock; exit 0 when held, 1 when free.
+
+load helpers
+
+setup_file() {
+	redis_start main
+}
+
+teardown_file() {
+	redis_stop main
+}
+
+setup() {
+	# helpers.bash unsets REDLOCK_URL each time a test loads it.
+	REDLOCK_URL="unix://$(redis_sock main)"
+	export REDLOCK_URL
+	redis_flush
+}
+
+# json_field NAME: the value of NAME in the one-line JSON object in $output.
+json_field() {
+	printf '%s\n' "$output" |
+	    sed -n 's/.*"'"$1"'":\("[^"]*"\|-\{0,1\}[0-9][0-9]*\|true\|false\).*/\1/p'
+}
+
+@test "status of a free lock prints 'free' and exits 1" {
+	run --separate-stderr redlock-cli status k
+	assert_failure 1
+	assert_output free
+	[ -z "$stderr" ]
+}
+
+@test "status --json of a free lock prints held:false and exits 1" {
+	run --separate-stderr redlock-cli status k --json
+	assert_failure 1
+	assert_output '{"key":"k","held":false}'
+	[ -z "$stderr" ]
+}
+
+@test "status of a held lock prints the holder line by line and exits 0" {
+	run -0 redlock-cli acquire k -t 20s --json
+	local token fence
+	token=$(json_field token)
+	token=${token//\"/}
+	fence=$(json_field fence)
+	run --separate-stderr redlock-cli status k
+	assert_success
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 8 ] || fail "expected 8 lines: $output"
+	assert_line -n 0 'key: k'
+	assert_line -n 1 "token: ${token:0:8}..."
+	assert_line -n 2 --regexp '^ttl_ms: [0-9]+$'
+	local ttl=${lines[2]#ttl_ms: }
+	((ttl > 18000 && ttl <= 20000)) || fail "ttl_ms $ttl"
+	assert_line -n 3 "fence: $fence"
+	assert_line -n 4 "host: $(hostname)"
+	assert_line -n 5 --regexp '^pid: [1-9][0-9]*$'
+	assert_line -n 6 'command: manual'
+	assert_line -n 7 --regexp \
+	    '^since: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$'
+}
+
+@test "status shows when the lock was taken, in UTC, within seconds of now" {
+	run -0 redlock-cli acquire k
+	run -0 redlock-cli status k
+	local since now taken
+	since=$(printf '%s\n' "$output" | sed -n 's/^since: //p')
+	taken=$(date -u -d "$since" +%s)
+	now=$(date -u +%s)
+	((now - taken >= 0 && now - taken < 10)) ||
+	    fail "since $since is $((now - taken))s from now"
+}
+
+@test "status --json of a held lock has every field" {
+	run -0 redlock-cli acquire k -t 20s --json
+	local token fence
+	token=$(json_field token)
+	token=${token//\"/}
+	fence=$(json_field fence)
+	run --separate-stderr redlock-cli status k --json
+	assert_success
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(json_field key)" = '"k"' ]
+	[ "$(json_field held)" = true ]
+	[ "$(json_field token)" = "\"${token:0:8}...\"" ]
+	local ttl
+	ttl=$(json_field ttl_ms)
+	((ttl > 18000 && ttl <= 20000)) || fail "ttl_ms $ttl"
+	[ "$(json_field fence)" = "$fence" ]
+	[ "$(json_field host)" = "\"$(hostname)\"" ]
+	[[ $(json_field pid) =~ ^[1-9][0-9]*$ ]]
+	[ "$(json_field command)" = '"manual"' ]
+	[[ $(json_field since) =~ ^\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\"$ ]]
+	if command -v jq >/dev/null; then
+		printf '%s\n' "$output" | jq -e '.held == true and
+		    .key == "k" and (.ttl_ms | type) == "number" and
+		    (.pid | type) == "number"' >/dev/null
+	fi
+}
+
+@test "status never prints the holder's full token" {
+	run -0 redlock-cli acquire k
+	local token=$output
+	run --separate-stderr redlock-cli -v -v status k
+	assert_success
+	[[ $output != *"$token"* ]] || fail "token on stdout: $output"
+	[[ $stderr != *"$token"* ]] || fail "token on stderr: $stderr"
+	run --separate-stderr redlock-cli -v -v status k --json
+	assert_success
+	[[ $output != *"$token"* ]] || fail "token on stdout: $output"
+	[[ $stderr != *"$token"* ]] || fail "token on stderr: $stderr"
+}
+
+@test "status of a lock set by another client shows no fence or host" {
+	rcli main SET k foreign-client-token-0123456789 PX 10000 >/dev/null
+	run --separate-stderr redlock-cli status k
+	assert_success
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 3 ] || fail "expected 3 lines: $output"
+	assert_line -n 0 'key: k'
+	assert_line -n 1 'token: foreign-...'
+	assert_line -n 2 --regexp '^ttl_ms: [0-9]+$'
+	refute_output --partial foreign-client-token
+	run --separate-stderr redlock-cli status k --json
+	assert_success
+	assert_output --regexp \
+	    '^\{"key":"k","held":true,"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}$'
+}
+
+@test "status does not show an earlier holder's metadata for a foreign lock" {
+	run -0 redlock-cli acquire k -t 20s
+	# Another client replaces the value, keeping our (now stale) metadata.
+	rcli main SET k someone-else-entirely KEEPTTL >/dev/null
+	key_exists main '{k}:meta'
+	run --separate-stderr redlock-cli status k
+	assert_success
+	[ "${#lines[@]}" -eq 3 ] || fail "expected 3 lines: $output"
+	refute_output --partial 'fence:'
+	refute_output --partial 'host:'
+	refute_output --partial 'command:'
+}
+
+@test "status of a foreign lock without a TTL reports ttl_ms -1" {
+	rcli main SET k x >/dev/null
+	run --separate-stderr redlock-cli status k
+	assert_success
+	assert_line -n 1 'token: x'
+	assert_line -n 2 'ttl_ms: -1'
+}
+
+@test "status reports free again once the lock is released" {
+	run -0 redlock-cli acquire k
+	run -0 redlock-cli status k
+	run -0 redlock-cli release k --token "$(rcli main GET k)"
+	run -1 redlock-cli status k
+	assert_output free
+}
+
+@test "status reports free once the lock expired" {
+	run -0 redlock-cli acquire k -t 100ms
+	wait_until eval '! key_exists main k'
+	run -1 redlock-cli status k
+	assert_output free
+}
+
+@test "status honours --prefix" {
+	run -0 redlock-cli acquire k --prefix p:
+	run -1 redlock-cli status k
+	run -0 redlock-cli status k --prefix p:
+	assert_line -n 0 'key: k'
+}
+
+@test "status shows a key's control characters as '?'" {
+	run -0 redlock-cli acquire $'a\nb'
+	run --separate-stderr redlock-cli status $'a\nb'
+	assert_success
+	assert_line -n 0 'key: a?b'
+	[ "${#lines[@]}" -eq 8 ]
+	run --separate-stderr redlock-cli status $'a\nb' --json
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output --partial '"key":"a\nb"'
+}
+
+@test "status does not change the lock" {
+	run -0 redlock-cli acquire k -t 20s
+	local before after
+	before=$(rcli main PTTL k)
+	run -0 redlock-cli status k
+	after=$(rcli main PTTL k)
+	((after <= before))
+	[ "$(rcli main DBSIZE)" = 3 ]
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# The stress mode (tests/stress/): a short run of `redlock-cli run` under
+# SIGKILLs, server pauses and delayed writes must show no overlapping
+# critical sections, no accepted stale write and no leaked lock; and the
+# history checker must be able to fail: on hand-made bad histories, and on
+# a live run with a "lock" that does not exclude.  `make stress` is the
+# long run (16 x 200).
+
+load helpers
+
+STRESS="$BATS_TEST_DIRNAME/stress/stress.sh"
+CHECK="$BATS_TEST_DIRNAME/stress/check.awk"
+
+setup() {
+	# stress.sh keeps its directory when a run fails: keep it here.
+	export TMPDIR="$BATS_TEST_TMPDIR"
+}
+
+# check LOG-TEXT: run the checker on a hand-made history.
+check() {
+	printf '%s\n' "$1" >"$BATS_TEST_TMPDIR/log"
+	run awk -f "$CHECK" "$BATS_TEST_TMPDIR/log"
+}
+
+# Two workers, three acquisitions, one of them SIGKILLed while holding
+# (no `end`: its section ends at its worker's `exit` line), one stale
+# delayed write rejected.  $1 replaces the last line (the leak check).
+history() {
+	cat <<EOF
+config workers 2 cycles 2 ttl_ms 500 servers 1 faults 1
+start 1 1 1000000 101
+delay 1 1 400 1500000
+end 1 1 2000000 handoff
+exit 1 0 2100000
+start 2 2 3000000 102
+kill 2 hold 3500000
+exit 2 137 3600000
+start 3 1 4000000 103
+accept 3 in-lock
+end 3 1 5000000 ok
+exit 1 0 5100000
+reject 1 (last 3) late
+pause 1 300 5200000
+${1-checked 1}
+EOF
+}
+
+@test "stress: 4 workers x 25 cycles under faults: no overlap, no stale write accepted, no leaked lock" {
+	STRESS_WORKERS=4 STRESS_CYCLES=25 STRESS_KILL_MS=300 \
+	    STRESS_PAUSE_MS=1500 STRESS_DELAY_PCT=10 STRESS_LONG_PCT=5 \
+	    run bash "$STRESS"
+	assert_success
+	assert_line --regexp '^stress: [0-9]+ cycles \(100 tried\), 4 workers, 1 server, ttl 500ms, faults: [0-9]+ kills [0-9]+ pauses [0-9]+ delayed writes, lost locks [0-9]+, overlaps 0, stale writes accepted 0, rejected [0-9]+ \([0-9]+ late, 0 in-lock\), fence order errors 0, locks leaked 0$'
+}
+
+@test "stress: a quorum of 3 under faults: no overlap, no stale write accepted, no leaked lock" {
+	STRESS_SERVERS=3 STRESS_WORKERS=3 STRESS_CYCLES=15 \
+	    STRESS_KILL_MS=300 STRESS_PAUSE_MS=1500 run bash "$STRESS"
+	assert_success
+	assert_line --regexp '^stress: .* 3 servers, .*overlaps 0, stale writes accepted 0, .*locks leaked 0$'
+}
+
+@test "stress: a lock that does not exclude is caught (overlaps, in-lock rejects)" {
+	# A stand-in for redlock-cli: hands out growing fences, takes no lock.
+	cat >"$BATS_TEST_TMPDIR/no-lock" <<'EOF'
+#!/bin/bash
+while [ "$1" != -- ]; do shift; done
+shift
+exec 9>>"$TMPDIR/fence"
+flock 9
+n=$(( $(cat "$TMPDIR/fence.n" 2>/dev/null || echo 0) + 1 ))
+echo "$n" >"$TMPDIR/fence.n"
+flock -u 9
+exec 9>&-
+REDLOCK_FENCE=$n REDLOCK_TTL_MS=500 exec "$@"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/no-lock"
+	STRESS_REDLOCK_CLI="$BATS_TEST_TMPDIR/no-lock" STRESS_FAULTS=0 \
+	    STRESS_WORKERS=4 STRESS_CYCLES=10 STRESS_HOLD_MS=20 \
+	    run bash "$STRESS"
+	assert_failure 1
+	assert_line --regexp '^stress: 40 cycles \(40 tried\), .*, overlaps [1-9][0-9]*, '
+	assert_line --partial 'check: OVERLAP: fence '
+}
+
+@test "check.awk: a clean history passes, counting what it saw" {
+	check "$(history)"
+	assert_success
+	assert_line 'stress: 2 cycles (3 tried), 2 workers, 1 server, ttl 500ms, faults: 1 kills 1 pauses 1 delayed writes, lost locks 0, overlaps 0, stale writes accepted 0, rejected 1 (1 late, 0 in-lock), fence order errors 0, locks leaked 0'
+}
+
+@test "check.awk: overlapping critical sections fail" {
+	# Fence 1's section now ends after fence 2's began.
+	check "$(history | sed 's/^end 1 1 2000000/end 1 1 3200000/')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, overlaps 1, '
+	assert_line --partial 'check: OVERLAP: fence 2 (worker 2, 3.000ms..3.600ms, closed by exit) started 0.200ms before fence 1 (worker 1, 1.000ms..3.200ms, closed by end) ended'
+}
+
+@test "check.awk: a SIGKILLed holder's section lasts until its worker's exit line" {
+	# Fence 3 starts after fence 2's kill but before its worker's exit.
+	check "$(history | sed 's/^start 3 1 4000000/start 3 1 3550000/')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, overlaps 1, '
+	assert_line --partial 'closed by exit'
+	# With no exit line at all it never ends.
+	check "$(history | sed '/^exit 2 137/d')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, overlaps 1, '
+}
+
+@test "check.awk: a stale write accepted fails" {
+	check "$(history | sed 's/^reject 1 (last 3) late/accept 1 late/')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, stale writes accepted 1, '
+	assert_line --partial 'stale write accepted: fence 1 after 3'
+}
+
+@test "check.awk: an in-lock write rejected, or fences that do not grow, fail" {
+	check "$(history | sed 's/^accept 3 in-lock/reject 3 (last 7) in-lock/')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, rejected 2 \(1 late, 1 in-lock\), '
+	check "$(history | sed 's/^\(start\|end\|accept\) 3 /\1 0 /')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, fence order errors 1, '
+}
+
+@test "check.awk: a leaked lock, a missing leak check, a torn line fail" {
+	check "$(history "$(printf 'leaked 1 stress 480\nchecked 1')")"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, locks leaked 1$'
+	check "$(history "note no leak check")"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, locks leaked unchecked$'
+	check "$(history "start 9 2 60000end 8 1 1 ok")"
+	assert_failure 1
+	assert_line --partial 'malformed'
+}
