@@ -171,23 +171,16 @@ lock_status(struct lock *l, struct lock_holder **out, size_t *n,
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*args[4];
-	size_t			 lens[4], i, j, k, m, count, answered = 0;
+	const char		*argv[1];
+	size_t			 i, j, k, m, count, answered = 0;
 	char			 limit[32];
 	struct lock_holder	*hs, *h;
 
 	*out = NULL;
 	*n = 0;
 	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	args[0] = l->key;
-	lens[0] = l->key_len;
-	args[1] = l->fence_key;
-	lens[1] = l->fence_key_len;
-	args[2] = l->meta_key;
-	lens[2] = l->meta_key_len;
-	args[3] = limit;
-	lens[3] = strlen(limit);
-	(void)lock_call(l, &script_status, 3, 1, args, lens, 0, &rd);
+	argv[0] = limit;
+	(void)lock_call(l, &script_status, 3, 1, argv, NULL, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);

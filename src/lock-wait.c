@@ -71,8 +71,8 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 		argv[1] = own;
 		lens[1] = strlen(own);
 	} else {
-		argv[1] = l->wake_key;
-		lens[1] = l->wake_key_len;
+		argv[1] = l->keys[LK_WAKE];
+		lens[1] = l->keys_len[LK_WAKE];
 	}
 	argv[2] = timeout;
 	lens[2] = strlen(timeout);
@@ -125,12 +125,10 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 void
 lock_leave_queue(struct lock *l)
 {
-	const char		*args[3] = { l->queue_key, l->lease_key,
-				     l->token };
-	size_t			 lens[3] = { l->queue_key_len,
-				     l->lease_key_len, strlen(l->token) };
+	const char		*argv[1] = { l->token };
 	struct lock_round	 rd;
 
-	(void)lock_call(l, &script_leave, 2, 1, args, lens, 0, &rd);
+	(void)lock_call(l, &script_leave, LK_LEASES + 1, 1, argv, NULL, 0,
+	    &rd);
 	lock_round_free(l, &rd);
 }

@@ -1,8 +1,11 @@
 /*
- * The lock protocol: acquire, release and extend one key, on one server or
- * on a Redlock quorum of independent servers, on top of conn.c (transport)
- * and scripts.c (the atomic steps).  Every operation goes to all servers at
- * once and counts the answers; with one server the quorum is one.
+ * The lock protocol for one key, on one server or on a Redlock quorum of
+ * independent servers, on top of conn.c (transport) and scripts.c (the
+ * atomic steps): the lock's keys, the fan-out of a script to every server
+ * (lock_call), and release and extend.  Acquire is in lock-acquire.c,
+ * status in lock-status.c, waiting in lock-wait.c.  Every operation goes
+ * to all servers at once and counts the answers; with one server the
+ * quorum is one.
  *
  * Nothing here prints: failures leave a message in l->err for the caller,
  * because the same failure is fatal for `release` but only a retry for
@@ -21,16 +24,7 @@
 #define LOCK_RETRY_MIN_MS	20
 
 static void	 lock_type_clash(struct lock *, char *, size_t);
-static void	 lock_forget_attempt(struct lock *);
-static int	 lock_raise_fence(struct lock *, struct lock_round *,
-		     const long long *, long long);
 static int	 lock_owner_answers(struct lock *, const char *,
-		     struct lock_round *);
-static int	 lock_is_pair(const redisReply *);
-static int	 lock_still_valid(int64_t, int64_t);
-static int	 lock_wait_replicas(struct lock *);
-static void	 lock_follow_redirects(struct lock *, struct script *, int,
-		     int, const char **, const size_t *, int64_t,
 		     struct lock_round *);
 
 /*
@@ -46,6 +40,8 @@ lock_drift_ms(int64_t ttl_ms)
 void
 lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 {
+	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
+	    "queue", "leases", "wake" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	size_t		 i;
 
@@ -65,16 +61,11 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	l->user_key = xstrdup(key);
 	l->key = xasprintf("%s%s", prefix, key);
 	l->key_len = strlen(l->key);
-	l->fence_key = keyslot_companion(l->key, l->key_len, "fence",
-	    &l->fence_key_len);
-	l->meta_key = keyslot_companion(l->key, l->key_len, "meta",
-	    &l->meta_key_len);
-	l->wake_key = keyslot_companion(l->key, l->key_len, "wake",
-	    &l->wake_key_len);
-	l->queue_key = keyslot_companion(l->key, l->key_len, "queue",
-	    &l->queue_key_len);
-	l->lease_key = keyslot_companion(l->key, l->key_len, "leases",
-	    &l->lease_key_len);
+	l->keys[LK_LOCK] = xstrdup(l->key);
+	l->keys_len[LK_LOCK] = l->key_len;
+	for (i = 1; i < LOCK_NKEYS; i++)
+		l->keys[i] = keyslot_companion(l->key, l->key_len,
+		    suffixes[i], &l->keys_len[i]);
 	l->wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
 	    &l->wake_prefix_len);
 	l->fence = -1;
@@ -96,11 +87,8 @@ lock_free(struct lock *l)
 	free(l->nodes);
 	free(l->user_key);
 	free(l->key);
-	free(l->fence_key);
-	free(l->meta_key);
-	free(l->wake_key);
-	free(l->queue_key);
-	free(l->lease_key);
+	for (i = 0; i < LOCK_NKEYS; i++)
+		free(l->keys[i]);
 	free(l->wake_prefix);
 	freezero_str(l->token);
 	memset(l, 0, sizeof(*l));
@@ -131,24 +119,50 @@ lock_round_free(struct lock *l, struct lock_round *rd)
 }
 
 /*
- * Run a script on every server at once, retrying those that say "try
- * again" (LOADING after a restart, BUSY with a slow script, a failover in
- * progress) until the I/O timeout has passed since the first try, or
- * cap_ns.  Returns the number of servers that answered; l->err and
- * l->fail_code describe the first failure.
+ * The arguments of a script call: the lock's first nkeys keys (KEYS),
+ * then nargs arguments (ARGV).  The caller frees *all and *lens.
+ */
+void
+lock_script_args(const struct lock *l, int nkeys, int nargs,
+    const char **argv, const size_t *argl, const char ***all, size_t **lens)
+{
+	int i;
+
+	*all = xcalloc((size_t)(nkeys + nargs), sizeof(**all));
+	*lens = xcalloc((size_t)(nkeys + nargs), sizeof(**lens));
+	for (i = 0; i < nkeys; i++) {
+		(*all)[i] = l->keys[i];
+		(*lens)[i] = l->keys_len[i];
+	}
+	for (i = 0; i < nargs; i++) {
+		(*all)[nkeys + i] = argv[i];
+		(*lens)[nkeys + i] = argl != NULL ? argl[i] : strlen(argv[i]);
+	}
+}
+
+/*
+ * Run a script on every server at once, with the lock's first nkeys keys
+ * as KEYS and argv (lengths in argl, or NULL for C strings) as ARGV.
+ * Servers that say "try again" (LOADING after a restart, BUSY with a slow
+ * script, a failover in progress) are retried until the I/O timeout has
+ * passed since the first try, or cap_ns.  Returns the number of servers
+ * that answered; l->err and l->fail_code describe the first failure.
  */
 size_t
 lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
-    const char **args, const size_t *lens, int64_t cap_ns,
+    const char **argv, const size_t *argl, int64_t cap_ns,
     struct lock_round *rd)
 {
 	struct conn	**retry;
 	redisReply	**rreplies;
+	const char	**args;
+	size_t		 *lens;
 	int		 *rresults;
 	size_t		  i, n, nretry, answered = 0;
 	int64_t		  until;
 	int		  tries = 0, code;
 
+	lock_script_args(l, nkeys, nargs, argv, argl, &args, &lens);
 	rd->replies = xcalloc(l->nconns, sizeof(*rd->replies));
 	rd->results = xcalloc(l->nconns, sizeof(*rd->results));
 	script_call_many(l->conns, l->nconns, s, nkeys, nargs, args, lens,
@@ -182,6 +196,8 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	free(rreplies);
 	free(rresults);
 	lock_follow_redirects(l, s, nkeys, nargs, args, lens, cap_ns, rd);
+	free(args);
+	free(lens);
 
 	l->fail_code = 0;
 	l->err[0] = '\0';
@@ -201,82 +217,6 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 			l->fail_code = code;
 	}
 	return (answered);
-}
-
-/*
- * Redis Cluster: a server that does not own the lock's slot answers
- * "MOVED <slot> <host>:<port>" (the slot lives there now: talk to that node
- * from now on) or "ASK <slot> <host>:<port>" (the slot is being migrated:
- * ask that node once, behind ASKING).  All keys of a lock share one slot,
- * so one node answers for all of them.  Followed a few times at most.
- */
-static void
-lock_follow_redirects(struct lock *l, struct script *s, int nkeys,
-    int nargs, const char **args, const size_t *lens, int64_t cap_ns,
-    struct lock_round *rd)
-{
-	const char		*text, *addr, *colon;
-	struct lock_node	*node;
-	struct redis_url	*u;
-	struct conn		*c, *tmp;
-	size_t			 i;
-	int			 hops, is_ask;
-
-	for (i = 0; i < l->nconns; i++) {
-		for (hops = 0; hops < 5 && rd->results[i] == CONN_REDIRECT;
-		    hops++) {
-			text = conn_server_error(l->conns[i]);
-			is_ask = strncmp(text, "ASK ", 4) == 0;
-			addr = strchr(text, ' ');
-			addr = addr != NULL ? strchr(addr + 1, ' ') : NULL;
-			colon = addr != NULL ? strrchr(addr, ':') : NULL;
-			if (colon == NULL || atoi(colon + 1) <= 0)
-				break;
-			addr++;
-			node = xcalloc(1, sizeof(*node));
-			u = &node->url;
-			u->kind = URL_TCP;
-			/* An empty host means "the one you asked". */
-			node->host = colon > addr ? xasprintf("%.*s",
-			    (int)(colon - addr), addr) :
-			    xstrdup(conn_host(l->conns[i]));
-			u->host = node->host;
-			u->port = atoi(colon + 1);
-			u->is_tls = l->conns[i] != NULL &&
-			    l->opts->urls[i < l->opts->nurls ? i : 0].is_tls;
-			u->user = l->opts->urls[i < l->opts->nurls ? i : 0].user;
-			u->password = l->opts->urls[i < l->opts->nurls ? i :
-			    0].password;
-			u->display = xasprintf(strchr(u->host, ':') != NULL ?
-			    "redis://[%s]:%d" : "redis://%s:%d", u->host,
-			    u->port);
-			l->nodes = xreallocarray(l->nodes, l->nnodes + 1,
-			    sizeof(*l->nodes));
-			l->nodes[l->nnodes++] = node;
-			log_debug("%s: %s", conn_display(l->conns[i]), text);
-			c = conn_new(u, &l->conf);
-			if (is_ask) {
-				conn_set_asking(c);
-				tmp = c;
-			} else {
-				conn_free(l->conns[i]);
-				l->conns[i] = c;
-				tmp = NULL;
-			}
-			if (rd->replies[i] != NULL)
-				freeReplyObject(rd->replies[i]);
-			rd->replies[i] = NULL;
-			rd->results[i] = script_call(c, s, nkeys, nargs, args,
-			    lens, cap_ns, &rd->replies[i]);
-			if (tmp != NULL) {
-				if (rd->results[i] != CONN_OK)
-					(void)snprintf(l->err, sizeof(l->err),
-					    "%s", conn_error(tmp));
-				conn_free(tmp);
-				break;
-			}
-		}
-	}
 }
 
 /*
@@ -343,113 +283,103 @@ lock_unexpected(struct lock *l, size_t i, const char *what,
 	return (EXIT_PROTOCOL);
 }
 
-/* Is a lock taken at start_ns with this TTL still valid, drift allowed? */
+/*
+ * Count release or extend answers (1 done, 0 not held, -1 held by another
+ * token): done on a majority is success; "not owner" when enough servers
+ * say so that a majority is out of reach; otherwise a failure.
+ */
 static int
-lock_still_valid(int64_t start_ns, int64_t ttl_ms)
+lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
 {
-	return (clock_mono_ns() < start_ns + clock_ms_to_ns(ttl_ms -
-	    lock_drift_ms(ttl_ms)));
+	size_t	i, done = 0, gone = 0, other = 0;
+
+	for (i = 0; i < l->nconns; i++) {
+		if (rd->results[i] != CONN_OK)
+			continue;
+		if (rd->replies[i]->type != REDIS_REPLY_INTEGER) {
+			(void)lock_unexpected(l, i, what, rd->replies[i],
+			    "integer");
+			rd->results[i] = CONN_PROTOCOL;
+			continue;
+		}
+		if (rd->replies[i]->integer == 1)
+			done++;
+		else if (rd->replies[i]->integer == 0)
+			gone++;
+		else
+			other++;
+	}
+	if (done >= l->quorum)
+		return (EXIT_OK);
+	if (gone + other > l->nconns - l->quorum) {
+		l->not_owner = other > 0 ? LOCK_OTHER : LOCK_GONE;
+		return (EXIT_NOT_OWNER);
+	}
+	return (lock_fail(l, done));
 }
 
-/* An acquire reply: {held (0 or 1), fence or TTL hint}. */
-static int
-lock_is_pair(const redisReply *r)
+/* Run the release script everywhere; the caller reads the round. */
+size_t
+lock_release_call(struct lock *l, struct lock_round *rd)
 {
-	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
-	    r->elements == 2 &&
-	    r->element[0]->type == REDIS_REPLY_INTEGER &&
-	    r->element[1]->type == REDIS_REPLY_INTEGER);
+	const char	*argv[3];
+	char		 limit[32];
+
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	argv[0] = l->token;
+	argv[1] = limit;
+	argv[2] = l->wake_prefix;
+	return (lock_call(l, &script_release, LOCK_NKEYS, 3, argv, NULL, 0,
+	    rd));
+}
+
+int
+lock_release(struct lock *l)
+{
+	struct lock_round	rd;
+	int			rc;
+
+	(void)lock_release_call(l, &rd);
+	rc = lock_owner_answers(l, "release", &rd);
+	lock_round_free(l, &rd);
+	return (rc);
 }
 
 /*
- * After an acquire attempt that did not give us the lock, or whose outcome
- * is unknown (a reply was lost), make sure our token is left nowhere:
- * compare-and-delete is harmless where the take never happened.  Best
- * effort, on fresh connections where a reply went missing.
+ * Extend to ttl_ms from now, if we still hold the lock on a majority.
+ * cap_ns bounds the whole call (a renewal must not outlive the validity).
  */
-static void
-lock_forget_attempt(struct lock *l)
+int
+lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
 	struct lock_round	 rd;
-	char			 saved[sizeof(l->err)];
-	int			 code = l->fail_code, clash = l->type_clash;
+	const char		*argv[3];
+	char			 ttl[32], limit[32];
+	int64_t			 start = clock_mono_ns();
+	int			 rc;
 
-	memcpy(saved, l->err, sizeof(saved));
-	(void)lock_release_call(l, &rd);
-	lock_round_free(l, &rd);
-	if (l->is_fair)
-		lock_leave_queue(l);
-	memcpy(l->err, saved, sizeof(saved));
-	l->fail_code = code;
-	l->type_clash = clash;
-}
-
-/*
- * Quorum fencing.  Each server counts acquisitions on its own, so a holder
- * takes the highest fence F that its majority returned, and then lifts the
- * counters of its majority to at least F, while it still holds the lock
- * there (checked in the same script).  Any later holder's majority shares
- * a server s with ours; it could take the lock on s only after ours was
- * gone from s, hence after our lift, so its INCR on s returns more than F
- * and its own fence (a maximum) is more than F too.  Only servers that
- * returned less than F need the lift.  Returns 0 when a majority has a
- * counter of at least F.
- */
-static int
-lock_raise_fence(struct lock *l, struct lock_round *rd,
-    const long long *fences, long long f)
-{
-	struct lock_round	 lift;
-	struct conn		**held;
-	const char		*args[6];
-	size_t			 lens[6], i, n, at_least = 0;
-	char			 fence[32], limit[32];
-
-	for (i = 0; i < l->nconns; i++)
-		if (rd->results[i] == CONN_OK && fences[i] >= f)
-			at_least++;
-	if (at_least >= l->quorum)
-		return (0);
-	(void)snprintf(fence, sizeof(fence), "%lld", f);
+	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	args[0] = l->key;
-	args[1] = l->fence_key;
-	args[2] = l->meta_key;
-	args[3] = l->token;
-	args[4] = fence;
-	args[5] = limit;
-	lens[0] = l->key_len;
-	lens[1] = l->fence_key_len;
-	lens[2] = l->meta_key_len;
-	for (i = 3; i < 6; i++)
-		lens[i] = strlen(args[i]);
-	/*
-	 * Only where we hold the lock (the script checks it anyway): a
-	 * server that did not answer the acquire must not hold this round
-	 * up for its whole I/O timeout.  Lifting where the counter is
-	 * already F is harmless and keeps it one round.
-	 */
-	held = xcalloc(l->nconns, sizeof(*held));
-	for (i = 0, n = 0; i < l->nconns; i++)
-		if (fences[i] >= 0)
-			held[n++] = l->conns[i];
-	lift.replies = xcalloc(n, sizeof(*lift.replies));
-	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens, 0,
-	    lift.replies, lift.results);
-	at_least = 0;
-	for (i = 0; i < n; i++) {
-		if (lift.results[i] == CONN_OK &&
-		    lift.replies[i]->type == REDIS_REPLY_INTEGER &&
-		    lift.replies[i]->integer == 1)
-			at_least++;
-		if (lift.replies[i] != NULL)
-			freeReplyObject(lift.replies[i]);
+	argv[0] = l->token;
+	argv[1] = ttl;
+	argv[2] = limit;
+	(void)lock_call(l, &script_extend, 3, 3, argv, NULL, cap_ns, &rd);
+	rc = lock_owner_answers(l, "extend", &rd);
+	lock_round_free(l, &rd);
+	if (rc == EXIT_OK) {
+		l->err[0] = '\0';
+		if (lock_wait_replicas(l) == -1)
+			rc = EXIT_UNAVAILABLE;
 	}
-	free(lift.replies);
-	free(lift.results);
-	free(held);
-	return (at_least >= l->quorum ? 0 : -1);
+	/* Confirmed within the validity only: a late majority is no lock. */
+	if (rc == EXIT_OK && cap_ns > 0 && clock_mono_ns() >= cap_ns)
+		rc = lock_fail(l, 0);
+	if (rc == EXIT_OK) {
+		l->ttl_ms = ttl_ms;
+		l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
+		    lock_drift_ms(ttl_ms));
+	}
+	return (rc);
 }
 
 /*
@@ -460,7 +390,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
  * write reach the replicas, it does not make the failover pick one that
  * has it.  Returns 0, or -1 with l->err set.
  */
-static int
+int
 lock_wait_replicas(struct lock *l)
 {
 	const char	*argv[3];
@@ -508,279 +438,4 @@ lock_wait_replicas(struct lock *l)
 		    (long long)l->opts->wait_timeout_ms);
 	l->fail_code = EXIT_UNAVAILABLE;
 	return (-1);
-}
-
-/*
- * Acquire: one atomic script per attempt, on every server at once.  The
- * lock is ours iff a majority took it and the time that took leaves some
- * validity (TTL - elapsed - drift).  wait_ms is WAIT_FOREVER, 0 for a
- * single attempt, or how long to keep trying.  Returns EXIT_OK (l->fence,
- * l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or the exit code
- * of a failure (l->err set).
- */
-int
-lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
-    const char *command)
-{
-	struct lock_round	 rd;
-	const char		*args[15];
-	size_t			 lens[15], i, held, busy, answered;
-	char			 ttl[32], pid[32], since[32], host[256];
-	char			 limit[32], lease[32];
-	long long		*fences, fence;
-	int64_t			 deadline_ns = 0, start, now, hint;
-	int			 rc, i2;
-
-	if (l->token == NULL) {
-		l->token = xmalloc(TOKEN_HEX_LEN + 1);
-		if (token_new(l->token) == -1) {
-			(void)snprintf(l->err, sizeof(l->err),
-			    "cannot generate a random token");
-			return (EXIT_UNAVAILABLE);
-		}
-	}
-	if (gethostname(host, sizeof(host)) == -1)
-		(void)snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	(void)snprintf(lease, sizeof(lease), "%d", l->is_fair ?
-	    LOCK_FAIR_LEASE_MS : 0);
-	if (wait_ms != WAIT_FOREVER)
-		deadline_ns = clock_mono_ns() + clock_ms_to_ns(wait_ms);
-	args[0] = l->key;
-	lens[0] = l->key_len;
-	args[1] = l->fence_key;
-	lens[1] = l->fence_key_len;
-	args[2] = l->meta_key;
-	lens[2] = l->meta_key_len;
-	args[3] = l->queue_key;
-	lens[3] = l->queue_key_len;
-	args[4] = l->lease_key;
-	lens[4] = l->lease_key_len;
-	args[5] = l->wake_key;
-	lens[5] = l->wake_key_len;
-	args[6] = l->token;
-	args[7] = ttl;
-	args[8] = host;
-	args[9] = pid;
-	args[10] = command;
-	args[11] = since;
-	args[12] = limit;
-	args[13] = lease;
-	args[14] = l->wake_prefix;
-	fences = xcalloc(l->nconns, sizeof(*fences));
-	for (;;) {
-		(void)snprintf(since, sizeof(since), "%lld",
-		    (long long)clock_wall_ms());
-		for (i2 = 6; i2 < 15; i2++)
-			lens[i2] = strlen(args[i2]);
-		start = clock_mono_ns();
-		/* The wait deadline decides whether to try again; an
-		 * attempt under way always gets its full I/O timeout. */
-		answered = lock_call(l, &script_acquire, 6, 9, args, lens, 0,
-		    &rd);
-		held = busy = 0;
-		hint = -1;
-		fence = -1;
-		for (i = 0; i < l->nconns; i++) {
-			fences[i] = -1;
-			if (rd.results[i] != CONN_OK)
-				continue;
-			if (!lock_is_pair(rd.replies[i])) {
-				(void)lock_unexpected(l, i, "acquire",
-				    rd.replies[i], "array of 2 integers");
-				rd.results[i] = CONN_PROTOCOL;
-				answered--;
-				continue;
-			}
-			if (rd.replies[i]->element[0]->integer == 1) {
-				held++;
-				fences[i] = rd.replies[i]->element[1]->integer;
-				if (fences[i] > fence)
-					fence = fences[i];
-			} else {
-				busy++;
-				if (hint == -1 || rd.replies[i]->element[1]->
-				    integer < hint)
-					hint = rd.replies[i]->element[1]->
-					    integer;
-			}
-		}
-		/*
-		 * One server's yes is the answer; a quorum's counts only with
-		 * validity left (TTL - elapsed - drift), checked again after
-		 * the fence lift, which is a round trip of its own.
-		 */
-		if (held >= l->quorum && (l->nconns == 1 ||
-		    (lock_still_valid(start, ttl_ms) &&
-		    lock_raise_fence(l, &rd, fences, fence) == 0 &&
-		    lock_still_valid(start, ttl_ms)))) {
-			lock_round_free(l, &rd);
-			l->err[0] = '\0';
-			if (lock_wait_replicas(l) == -1) {
-				/* Not safely ours: give it back, fail. */
-				lock_forget_attempt(l);
-				free(fences);
-				return (EXIT_UNAVAILABLE);
-			}
-			free(fences);
-			l->fence = fence;
-			l->ttl_ms = ttl_ms;
-			l->acquired_ns = start;
-			l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
-			    lock_drift_ms(ttl_ms));
-			return (EXIT_OK);
-		}
-		lock_round_free(l, &rd);
-		/* A partial or doubtful take must not linger anywhere. */
-		if (held > 0 || answered < l->nconns)
-			lock_forget_attempt(l);
-		/*
-		 * A failure when too few servers answered to ever make a
-		 * majority; otherwise the lock is busy (or the vote split):
-		 * wait and try again like any busy lock.
-		 */
-		if (answered < l->quorum) {
-			rc = lock_fail(l, held);
-			free(fences);
-			return (rc);
-		}
-		l->busy_ttl_ms = hint;
-		now = clock_mono_ns();
-		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
-			free(fences);
-			if (l->is_fair)
-				lock_leave_queue(l);
-			return (EXIT_BUSY);
-		}
-		if ((rc = lock_wait_for_release(l, deadline_ns)) != 0) {
-			free(fences);
-			return (rc);
-		}
-		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
-			wait_ms = 0;	/* one last attempt at the deadline */
-	}
-}
-
-/*
- * Count release or extend answers (1 done, 0 not held, -1 held by another
- * token): done on a majority is success; "not owner" when enough servers
- * say so that a majority is out of reach; otherwise a failure.
- */
-static int
-lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
-{
-	size_t	i, done = 0, gone = 0, other = 0;
-
-	for (i = 0; i < l->nconns; i++) {
-		if (rd->results[i] != CONN_OK)
-			continue;
-		if (rd->replies[i]->type != REDIS_REPLY_INTEGER) {
-			(void)lock_unexpected(l, i, what, rd->replies[i],
-			    "integer");
-			rd->results[i] = CONN_PROTOCOL;
-			continue;
-		}
-		if (rd->replies[i]->integer == 1)
-			done++;
-		else if (rd->replies[i]->integer == 0)
-			gone++;
-		else
-			other++;
-	}
-	if (done >= l->quorum)
-		return (EXIT_OK);
-	if (gone + other > l->nconns - l->quorum) {
-		l->not_owner = other > 0 ? LOCK_OTHER : LOCK_GONE;
-		return (EXIT_NOT_OWNER);
-	}
-	return (lock_fail(l, done));
-}
-
-/* Run the release script everywhere; the caller reads the round. */
-size_t
-lock_release_call(struct lock *l, struct lock_round *rd)
-{
-	const char	*args[8];
-	size_t		 lens[8];
-	char		 limit[32];
-
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	args[0] = l->key;
-	lens[0] = l->key_len;
-	args[1] = l->fence_key;
-	lens[1] = l->fence_key_len;
-	args[2] = l->meta_key;
-	lens[2] = l->meta_key_len;
-	args[3] = l->wake_key;
-	lens[3] = l->wake_key_len;
-	args[4] = l->queue_key;
-	lens[4] = l->queue_key_len;
-	args[5] = l->token;
-	lens[5] = strlen(l->token);
-	args[6] = limit;
-	lens[6] = strlen(limit);
-	args[7] = l->wake_prefix;
-	lens[7] = l->wake_prefix_len;
-	return (lock_call(l, &script_release, 5, 3, args, lens, 0, rd));
-}
-
-int
-lock_release(struct lock *l)
-{
-	struct lock_round	rd;
-	int			rc;
-
-	(void)lock_release_call(l, &rd);
-	rc = lock_owner_answers(l, "release", &rd);
-	lock_round_free(l, &rd);
-	return (rc);
-}
-
-/*
- * Extend to ttl_ms from now, if we still hold the lock on a majority.
- * cap_ns bounds the whole call (a renewal must not outlive the validity).
- */
-int
-lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
-{
-	struct lock_round	 rd;
-	const char		*args[6];
-	size_t			 lens[6];
-	char			 ttl[32], limit[32];
-	int64_t			 start = clock_mono_ns();
-	int			 rc, i;
-
-	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	args[0] = l->key;
-	lens[0] = l->key_len;
-	args[1] = l->fence_key;
-	lens[1] = l->fence_key_len;
-	args[2] = l->meta_key;
-	lens[2] = l->meta_key_len;
-	args[3] = l->token;
-	args[4] = ttl;
-	args[5] = limit;
-	for (i = 3; i < 6; i++)
-		lens[i] = strlen(args[i]);
-	(void)lock_call(l, &script_extend, 3, 3, args, lens, cap_ns, &rd);
-	rc = lock_owner_answers(l, "extend", &rd);
-	lock_round_free(l, &rd);
-	if (rc == EXIT_OK) {
-		l->err[0] = '\0';
-		if (lock_wait_replicas(l) == -1)
-			rc = EXIT_UNAVAILABLE;
-	}
-	/* Confirmed within the validity only: a late majority is no lock. */
-	if (rc == EXIT_OK && cap_ns > 0 && clock_mono_ns() >= cap_ns)
-		rc = lock_fail(l, 0);
-	if (rc == EXIT_OK) {
-		l->ttl_ms = ttl_ms;
-		l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
-		    lock_drift_ms(ttl_ms));
-	}
-	return (rc);
 }

@@ -305,6 +305,19 @@ struct lock_holder {
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
 };
+/*
+ * The lock's key and its companions (all in one Cluster slot), in the
+ * order every script takes them as KEYS; a script takes the first n.
+ */
+enum lock_key {
+	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
+	LK_FENCE,	/* fence counter, never expires */
+	LK_META,	/* holder metadata */
+	LK_QUEUE,	/* --fair: waiters in arrival order */
+	LK_LEASES,	/* --fair: each waiter's lease */
+	LK_WAKE,	/* release pushes, one waiter pops */
+	LOCK_NKEYS
+};
 /* a cluster node that a MOVED or ASK led to */
 struct lock_node {
 	struct redis_url url;
@@ -321,16 +334,8 @@ struct lock {
 	char		*user_key;	/* KEY as given */
 	char		*key;		/* PREFIX KEY: the lock itself */
 	size_t		 key_len;
-	char		*fence_key;	/* companions, same Cluster slot */
-	size_t		 fence_key_len;
-	char		*meta_key;
-	size_t		 meta_key_len;
-	char		*wake_key;	/* release pushes, one waiter pops */
-	size_t		 wake_key_len;
-	char		*queue_key;	/* --fair: waiters in arrival order */
-	size_t		 queue_key_len;
-	char		*lease_key;	/* --fair: each waiter's lease */
-	size_t		 lease_key_len;
+	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
+	size_t		 keys_len[LOCK_NKEYS];
 	char		*wake_prefix;	/* --fair: + token = its wake list */
 	size_t		 wake_prefix_len;
 	int64_t		 limit;		/* --limit N: semaphore; 0 = mutex */
@@ -379,6 +384,13 @@ int	 lock_fail(struct lock *, size_t);
 int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const struct redisReply *, const char *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
+void	 lock_script_args(const struct lock *, int, int, const char **,
+	     const size_t *, const char ***, size_t **);
+int	 lock_wait_replicas(struct lock *);
+
+/* lock-cluster.c */
+void	 lock_follow_redirects(struct lock *, struct script *, int, int,
+	     const char **, const size_t *, int64_t, struct lock_round *);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);

@@ -177,20 +177,21 @@ struct script script_acquire = { "acquire",
 /*
  * leave: a fair waiter that gives up (-w ran out) leaves the queue now
  * rather than when its lease ends.
- *   KEYS[1] fair queue, KEYS[2] fair queue leases; ARGV[1] token
+ *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases;
+ *   ARGV[1] token
  */
 struct script script_leave = { "leave",
-	"redis.call('LREM', KEYS[1], 0, ARGV[1])\n"
-	"redis.call('ZREM', KEYS[2], ARGV[1])\n"
+	"redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
+	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
 	"return 1\n",
 	""
 };
 
 /*
  * release: compare-and-delete, and wake one waiter.
- *   KEYS[1] lock, KEYS[2] unused, KEYS[3] metadata hash, KEYS[4] wake list,
- *   KEYS[5] fair queue; ARGV[1] token, ARGV[2] limit, ARGV[3] prefix of
- *   per-waiter wake lists
+ *   KEYS[1] lock, KEYS[2] unused, KEYS[3] metadata hash, KEYS[4] fair
+ *   queue, KEYS[5] unused, KEYS[6] wake list; ARGV[1] token, ARGV[2]
+ *   limit, ARGV[3] prefix of per-waiter wake lists
  *   returns 1 released, 0 not held (expired), -1 held by another token.
  * Race closed: GET then DEL as two round trips would delete the next
  * holder's lock if ours expired in between.
@@ -205,7 +206,7 @@ struct script script_release = { "release",
 	CHECK_TYPE(2)
 	SERVER_NOW
 	SEM_PRUNE
-	WAKE(4, 5, 3)
+	WAKE(6, 4, 3)
 	"if limit == 0 then\n"
 	"  local cur = redis.call('GET', KEYS[1])\n"
 	"  if cur ~= ARGV[1] then return cur and -1 or 0 end\n"

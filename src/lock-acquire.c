@@ -1,0 +1,264 @@
+/*
+ * Acquire: one atomic script per attempt on every server at once, the
+ * Redlock majority and validity rules, quorum fencing, and giving back a
+ * take that did not make a lock.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+static int	 lock_still_valid(int64_t, int64_t);
+static int	 lock_is_pair(const redisReply *);
+static void	 lock_forget_attempt(struct lock *);
+static int	 lock_raise_fence(struct lock *, struct lock_round *,
+		     const long long *, long long);
+
+/* Is a lock taken at start_ns with this TTL still valid, drift allowed? */
+static int
+lock_still_valid(int64_t start_ns, int64_t ttl_ms)
+{
+	return (clock_mono_ns() < start_ns + clock_ms_to_ns(ttl_ms -
+	    lock_drift_ms(ttl_ms)));
+}
+
+/* An acquire reply: {held (0 or 1), fence or TTL hint}. */
+static int
+lock_is_pair(const redisReply *r)
+{
+	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
+	    r->elements == 2 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER &&
+	    r->element[1]->type == REDIS_REPLY_INTEGER);
+}
+
+/*
+ * After an acquire attempt that did not give us the lock, or whose outcome
+ * is unknown (a reply was lost), make sure our token is left nowhere:
+ * compare-and-delete is harmless where the take never happened.  Best
+ * effort, on fresh connections where a reply went missing.
+ */
+static void
+lock_forget_attempt(struct lock *l)
+{
+	struct lock_round	 rd;
+	char			 saved[sizeof(l->err)];
+	int			 code = l->fail_code, clash = l->type_clash;
+
+	memcpy(saved, l->err, sizeof(saved));
+	(void)lock_release_call(l, &rd);
+	lock_round_free(l, &rd);
+	if (l->is_fair)
+		lock_leave_queue(l);
+	memcpy(l->err, saved, sizeof(saved));
+	l->fail_code = code;
+	l->type_clash = clash;
+}
+
+/*
+ * Quorum fencing.  Each server counts acquisitions on its own, so a holder
+ * takes the highest fence F that its majority returned, and then lifts the
+ * counters of its majority to at least F, while it still holds the lock
+ * there (checked in the same script).  Any later holder's majority shares
+ * a server s with ours; it could take the lock on s only after ours was
+ * gone from s, hence after our lift, so its INCR on s returns more than F
+ * and its own fence (a maximum) is more than F too.  Only servers that
+ * returned less than F need the lift.  Returns 0 when a majority has a
+ * counter of at least F.
+ */
+static int
+lock_raise_fence(struct lock *l, struct lock_round *rd,
+    const long long *fences, long long f)
+{
+	struct lock_round	 lift;
+	struct conn		**held;
+	const char		*argv[3], **args;
+	size_t			*lens, i, n, at_least = 0;
+	char			 fence[32], limit[32];
+
+	for (i = 0; i < l->nconns; i++)
+		if (rd->results[i] == CONN_OK && fences[i] >= f)
+			at_least++;
+	if (at_least >= l->quorum)
+		return (0);
+	(void)snprintf(fence, sizeof(fence), "%lld", f);
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	argv[0] = l->token;
+	argv[1] = fence;
+	argv[2] = limit;
+	lock_script_args(l, 3, 3, argv, NULL, &args, &lens);
+	/*
+	 * Only where we hold the lock (the script checks it anyway): a
+	 * server that did not answer the acquire must not hold this round
+	 * up for its whole I/O timeout.  Lifting where the counter is
+	 * already F is harmless and keeps it one round.
+	 */
+	held = xcalloc(l->nconns, sizeof(*held));
+	for (i = 0, n = 0; i < l->nconns; i++)
+		if (fences[i] >= 0)
+			held[n++] = l->conns[i];
+	lift.replies = xcalloc(n, sizeof(*lift.replies));
+	lift.results = xcalloc(n, sizeof(*lift.results));
+	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens, 0,
+	    lift.replies, lift.results);
+	free(args);
+	free(lens);
+	at_least = 0;
+	for (i = 0; i < n; i++) {
+		if (lift.results[i] == CONN_OK &&
+		    lift.replies[i]->type == REDIS_REPLY_INTEGER &&
+		    lift.replies[i]->integer == 1)
+			at_least++;
+		if (lift.replies[i] != NULL)
+			freeReplyObject(lift.replies[i]);
+	}
+	free(lift.replies);
+	free(lift.results);
+	free(held);
+	return (at_least >= l->quorum ? 0 : -1);
+}
+
+/*
+ * Acquire: one atomic script per attempt, on every server at once.  The
+ * lock is ours iff a majority took it and the time that took leaves some
+ * validity (TTL - elapsed - drift).  wait_ms is WAIT_FOREVER, 0 for a
+ * single attempt, or how long to keep trying.  Returns EXIT_OK (l->fence,
+ * l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or the exit code
+ * of a failure (l->err set).
+ */
+int
+lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
+    const char *command)
+{
+	struct lock_round	 rd;
+	const char		*argv[9];
+	size_t			 i, held, busy, answered;
+	char			 ttl[32], pid[32], since[32], host[256];
+	char			 limit[32], lease[32];
+	long long		*fences, fence;
+	int64_t			 deadline_ns = 0, start, now, hint;
+	int			 rc;
+
+	if (l->token == NULL) {
+		l->token = xmalloc(TOKEN_HEX_LEN + 1);
+		if (token_new(l->token) == -1) {
+			(void)snprintf(l->err, sizeof(l->err),
+			    "cannot generate a random token");
+			return (EXIT_UNAVAILABLE);
+		}
+	}
+	if (gethostname(host, sizeof(host)) == -1)
+		(void)snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	(void)snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	(void)snprintf(lease, sizeof(lease), "%d", l->is_fair ?
+	    LOCK_FAIR_LEASE_MS : 0);
+	if (wait_ms != WAIT_FOREVER)
+		deadline_ns = clock_mono_ns() + clock_ms_to_ns(wait_ms);
+	argv[0] = l->token;
+	argv[1] = ttl;
+	argv[2] = host;
+	argv[3] = pid;
+	argv[4] = command;
+	argv[5] = since;
+	argv[6] = limit;
+	argv[7] = lease;
+	argv[8] = l->wake_prefix;
+	fences = xcalloc(l->nconns, sizeof(*fences));
+	for (;;) {
+		(void)snprintf(since, sizeof(since), "%lld",
+		    (long long)clock_wall_ms());
+		start = clock_mono_ns();
+		/* The wait deadline decides whether to try again; an
+		 * attempt under way always gets its full I/O timeout. */
+		answered = lock_call(l, &script_acquire, LOCK_NKEYS, 9, argv,
+		    NULL, 0, &rd);
+		held = busy = 0;
+		hint = -1;
+		fence = -1;
+		for (i = 0; i < l->nconns; i++) {
+			fences[i] = -1;
+			if (rd.results[i] != CONN_OK)
+				continue;
+			if (!lock_is_pair(rd.replies[i])) {
+				(void)lock_unexpected(l, i, "acquire",
+				    rd.replies[i], "array of 2 integers");
+				rd.results[i] = CONN_PROTOCOL;
+				answered--;
+				continue;
+			}
+			if (rd.replies[i]->element[0]->integer == 1) {
+				held++;
+				fences[i] = rd.replies[i]->element[1]->integer;
+				if (fences[i] > fence)
+					fence = fences[i];
+			} else {
+				busy++;
+				if (hint == -1 || rd.replies[i]->element[1]->
+				    integer < hint)
+					hint = rd.replies[i]->element[1]->
+					    integer;
+			}
+		}
+		/*
+		 * One server's yes is the answer; a quorum's counts only with
+		 * validity left (TTL - elapsed - drift), checked again after
+		 * the fence lift, which is a round trip of its own.
+		 */
+		if (held >= l->quorum && (l->nconns == 1 ||
+		    (lock_still_valid(start, ttl_ms) &&
+		    lock_raise_fence(l, &rd, fences, fence) == 0 &&
+		    lock_still_valid(start, ttl_ms)))) {
+			lock_round_free(l, &rd);
+			l->err[0] = '\0';
+			if (lock_wait_replicas(l) == -1) {
+				/* Not safely ours: give it back, fail. */
+				lock_forget_attempt(l);
+				free(fences);
+				return (EXIT_UNAVAILABLE);
+			}
+			free(fences);
+			l->fence = fence;
+			l->ttl_ms = ttl_ms;
+			l->acquired_ns = start;
+			l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
+			    lock_drift_ms(ttl_ms));
+			return (EXIT_OK);
+		}
+		lock_round_free(l, &rd);
+		/* A partial or doubtful take must not linger anywhere. */
+		if (held > 0 || answered < l->nconns)
+			lock_forget_attempt(l);
+		/*
+		 * A failure when too few servers answered to ever make a
+		 * majority; otherwise the lock is busy (or the vote split):
+		 * wait and try again like any busy lock.
+		 */
+		if (answered < l->quorum) {
+			rc = lock_fail(l, held);
+			free(fences);
+			return (rc);
+		}
+		l->busy_ttl_ms = hint;
+		now = clock_mono_ns();
+		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
+			free(fences);
+			if (l->is_fair)
+				lock_leave_queue(l);
+			return (EXIT_BUSY);
+		}
+		if ((rc = lock_wait_for_release(l, deadline_ns)) != 0) {
+			free(fences);
+			return (rc);
+		}
+		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
+			wait_ms = 0;	/* one last attempt at the deadline */
+	}
+}
