@@ -1,0 +1,89 @@
+/*
+ * The connection layer's own header: struct conn and the functions its
+ * files (conn.c, conn-connect.c, conn-io.c, conn-reply.c) share.  Nothing
+ * outside the connection layer includes it; the rest of the program sees
+ * struct conn as opaque, through redlock.h.
+ */
+
+#ifndef CONN_IMPL_H
+#define CONN_IMPL_H
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <netdb.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+/* Our replies are tiny; a server sending more than this is broken. */
+#define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
+
+enum conn_setup {
+	SETUP_AUTH,
+	SETUP_SELECT,
+	SETUP_ROLE,	/* sentinel: is the named master still one? */
+	SETUP_ASKING	/* cluster: the next command is for a slot moving in */
+};
+#define CONN_MAX_SETUP	4
+
+struct conn {
+	const struct redis_url	*url;		/* as the user gave it */
+	const struct redis_url	*dial;		/* where to connect */
+	struct redis_url	 master;	/* sentinel: the master now */
+	char			*master_host;
+	size_t			 seed;		/* cluster: seed being tried */
+	struct conn_config	 conf;
+	int			 fd;
+	int			 is_ready;	/* AUTH and SELECT done */
+	redisReader		*reader;
+	struct addrinfo		*addrs;
+	struct addrinfo		*addr;		/* being tried */
+	struct addrinfo		 unix_ai;	/* unix: addr points here */
+	struct sockaddr_un	 unix_sa;
+
+	/* the request in flight */
+	char			*out;
+	size_t			 out_len;
+	size_t			 out_off;
+	int			 setup_replies;	/* AUTH/SELECT still to read */
+	enum conn_setup		 setup[CONN_MAX_SETUP];
+	int			 nsetup;	/* queued, in order */
+	int			 want_asking;	/* next command: ASKING */
+	int			 sent_asking;	/* this command went so */
+	int			 alt_argc;	/* on NOSCRIPT, send this */
+	const char		**alt_argv;
+	const size_t		*alt_lens;
+	char			 server_error[256];	/* last error reply */
+	int			 is_connecting;	/* TCP, then TLS handshake */
+	struct tls_conn		*tls;
+	int			 tls_want_write;
+	int			 is_done;
+	int64_t			 deadline_ns;
+	int64_t			 cap_ns;
+	int64_t			 block_ns;	/* server may hold the reply */
+	size_t			 in_bytes;
+	int			 result;
+	redisReply		*reply;
+	char			 err[512];
+};
+
+/* conn.c */
+void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
+void	 conn_timeout_text(int64_t, char *, size_t);
+
+/* conn-connect.c */
+int	 conn_start_connect(struct conn *);
+int	 conn_find_master(struct conn *);
+void	 conn_on_connecting(struct conn *);
+
+/* conn-io.c */
+void	 conn_begin(struct conn *, int, const char **, const size_t *,
+	     int64_t);
+void	 conn_on_writable(struct conn *);
+
+/* conn-reply.c */
+void	 conn_feed(struct conn *, const char *, size_t);
+
+#endif /* CONN_IMPL_H */

@@ -1,0 +1,370 @@
+/*
+ * Sending commands and waiting for replies: one poll() loop over every
+ * connection in flight, each bounded by its own deadlines.
+ */
+
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conn-impl.h"
+
+static void	 conn_append(struct conn *, int, const char **,
+		     const size_t *);
+static void	 conn_log_command(struct conn *, int, const char **,
+		     const size_t *);
+static void	 conn_on_readable(struct conn *);
+
+/* Append one formatted command to the output buffer. */
+static void
+conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
+{
+	char		*cmd = NULL;
+	long long	 n;
+
+	/* Returns int in hiredis 0.14 and long long in 1.x. */
+	n = redisFormatCommandArgv(&cmd, argc, argv, lens);
+	if (n < 0 || cmd == NULL)
+		fatalx(EXIT_UNAVAILABLE, "out of memory");
+	c->out = xreallocarray(c->out, c->out_len + (size_t)n, 1);
+	memcpy(c->out + c->out_len, cmd, (size_t)n);
+	c->out_len += (size_t)n;
+	redisFreeCommand(cmd);
+}
+
+static void
+conn_log_command(struct conn *c, int argc, const char **argv,
+    const size_t *lens)
+{
+	char	 line[1024], arg[128];
+	size_t	 used = 0;
+	int	 i, n;
+
+	if (log_verbosity < 2)
+		return;
+	line[0] = '\0';
+	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
+		/* Script bodies are long and secret-free; show their start. */
+		log_sanitize(arg, lens[i] > 40 && i == 1 &&
+		    strcasecmp(argv[0], "EVAL") == 0 ? 44 : sizeof(arg),
+		    argv[i], lens[i]);
+		n = snprintf(line + used, sizeof(line) - used, "%s%s",
+		    i ? " " : "", arg);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	log_debug("%s: > %s", c->url->display, line);
+}
+
+/* Queue the command (behind AUTH/SELECT on a new connection) and start. */
+void
+conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t cap_ns)
+{
+	const char	*password, *user;
+	const char	*av[3];
+	size_t		 al[3];
+	char		 db[16];
+	int64_t		 now = clock_mono_ns();
+
+	c->out_len = c->out_off = 0;
+	c->setup_replies = 0;
+	c->is_done = 0;
+	c->in_bytes = 0;
+	c->result = CONN_OK;
+	c->err[0] = '\0';
+	if (c->reply != NULL)
+		freeReplyObject(c->reply);
+	c->reply = NULL;
+	c->cap_ns = cap_ns;
+
+	c->nsetup = 0;
+	/*
+	 * Sentinel: nobody tells the clients of a master that a failover
+	 * replaced it, and it keeps taking writes until Sentinel demotes it
+	 * seconds later.  So before every command on a kept connection, ask
+	 * again, and move when the master moved.  (When the sentinels cannot
+	 * be asked, carry on: ROLE and READONLY still guard.)
+	 */
+	if (c->fd != -1 && c->url->kind == URL_SENTINEL) {
+		char	*was = xstrdup(c->master.host);
+		int	 port = c->master.port;
+
+		if (conn_find_master(c) == 0 &&
+		    (strcmp(was, c->master.host) != 0 ||
+		    port != c->master.port)) {
+			log_debug("%s: the master moved to %s:%d",
+			    c->url->display, c->master.host, c->master.port);
+			conn_close(c);
+		}
+		c->err[0] = '\0';
+		free(was);
+	}
+	if (c->fd == -1) {
+		c->deadline_ns = now +
+		    clock_ms_to_ns(c->conf.connect_timeout_ms);
+		if (cap_ns > 0 && cap_ns < c->deadline_ns)
+			c->deadline_ns = cap_ns;
+		password = c->url->password != NULL ? c->url->password :
+		    c->conf.password;
+		user = c->url->user != NULL ? c->url->user : c->conf.user;
+		if (password != NULL) {
+			int n = 0;
+
+			av[n] = "AUTH";
+			al[n++] = 4;
+			if (user != NULL) {
+				av[n] = user;
+				al[n] = strlen(user);
+				n++;
+			}
+			av[n] = password;
+			al[n] = strlen(password);
+			n++;
+			conn_append(c, n, av, al);
+			log_debug("%s: > AUTH%s%s ***", c->url->display,
+			    user != NULL ? " " : "", user != NULL ? user : "");
+			c->setup[c->nsetup++] = SETUP_AUTH;
+		}
+		if (c->url->db != 0) {
+			(void)snprintf(db, sizeof(db), "%d", c->url->db);
+			av[0] = "SELECT";
+			al[0] = 6;
+			av[1] = db;
+			al[1] = strlen(db);
+			conn_append(c, 2, av, al);
+			log_debug("%s: > SELECT %s", c->url->display, db);
+			c->setup[c->nsetup++] = SETUP_SELECT;
+		}
+		if (c->url->kind == URL_SENTINEL) {
+			/* A master demoted since the sentinels answered
+			 * must not take a lock. */
+			av[0] = "ROLE";
+			al[0] = 4;
+			conn_append(c, 1, av, al);
+			c->setup[c->nsetup++] = SETUP_ROLE;
+		}
+		if ((c->reader = redisReaderCreate()) == NULL)
+			fatalx(EXIT_UNAVAILABLE, "out of memory");
+	} else {
+		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
+		    c->block_ns;
+		if (cap_ns > 0 && cap_ns < c->deadline_ns)
+			c->deadline_ns = cap_ns;
+	}
+	c->sent_asking = c->want_asking;
+	if (c->want_asking) {
+		av[0] = "ASKING";
+		al[0] = 6;
+		conn_append(c, 1, av, al);
+		c->setup[c->nsetup++] = SETUP_ASKING;
+		c->want_asking = 0;
+	}
+	c->setup_replies = c->nsetup;
+	conn_append(c, argc, argv, lens);
+	conn_log_command(c, argc, argv, lens);
+	if (c->fd == -1)
+		(void)conn_start_connect(c);
+}
+
+void
+conn_on_writable(struct conn *c)
+{
+	char	err[sizeof(c->err)];
+	ssize_t	n;
+
+	while (c->out_off < c->out_len) {
+		if (c->tls != NULL)
+			n = tls_write(c->tls, c->out + c->out_off, c->out_len -
+			    c->out_off, &c->tls_want_write, err, sizeof(err));
+		else
+			n = send(c->fd, c->out + c->out_off, c->out_len -
+			    c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			if (c->tls != NULL)
+				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
+				    c->url->display, err);
+			else
+				conn_fail(c, CONN_UNAVAILABLE, "%s: write "
+				    "failed: %s", c->url->display,
+				    strerror(errno));
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+}
+
+static void
+conn_on_readable(struct conn *c)
+{
+	char	 buf[16384], err[sizeof(c->err)];
+	ssize_t	 n;
+
+	for (;;) {
+		if (c->tls != NULL)
+			n = tls_read(c->tls, buf, sizeof(buf),
+			    &c->tls_want_write, err, sizeof(err));
+		else
+			n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			if (c->tls != NULL)
+				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
+				    c->url->display, err);
+			else
+				conn_fail(c, CONN_UNAVAILABLE, "%s: read "
+				    "failed: %s", c->url->display,
+				    strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			conn_fail(c, CONN_UNAVAILABLE,
+			    "%s: connection closed by the server",
+			    c->url->display);
+			return;
+		}
+		conn_feed(c, buf, (size_t)n);
+		if (c->is_done)
+			return;
+	}
+}
+
+/*
+ * Send the same command to n servers at once and wait in one poll() loop
+ * until `need` of them have answered without error (n: all of them), each
+ * bounded by its own connect and I/O timeouts (the I/O timeout counts from
+ * the end of block_ns, the time a blocking command such as BLPOP may
+ * legitimately take) and by cap_ns, an absolute CLOCK_MONOTONIC deadline
+ * (0: none).  Servers still pending when enough have answered are
+ * disconnected.  replies[i] gets the reply (the caller frees it) or NULL;
+ * results[i] a conn_result, with the message in conn_error(cs[i]).
+ */
+void
+conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
+    const char **argv, const size_t *lens, int64_t block_ns, int64_t cap_ns,
+    redisReply **replies, int *results)
+{
+	struct pollfd	*pfd;
+	size_t		 i, active, answered;
+	int64_t		 now, wait_ns, ms;
+	char		 tbuf[32];
+	int		 rc;
+
+	pfd = xcalloc(n, sizeof(*pfd));
+	for (i = 0; i < n; i++) {
+		cs[i]->block_ns = block_ns;
+		conn_begin(cs[i], argc, argv, lens, cap_ns);
+		/* Push what we can now: the common case is done in one go. */
+		if (!cs[i]->is_done && !cs[i]->is_connecting)
+			conn_on_writable(cs[i]);
+	}
+	for (;;) {
+		now = clock_mono_ns();
+		wait_ns = -1;
+		active = answered = 0;
+		for (i = 0; i < n; i++)
+			if (cs[i]->is_done && cs[i]->result == CONN_OK)
+				answered++;
+		for (i = 0; i < n; i++) {
+			struct conn *c = cs[i];
+
+			pfd[i].fd = -1;
+			pfd[i].events = 0;
+			pfd[i].revents = 0;
+			if (c->is_done)
+				continue;
+			if (answered >= need) {
+				conn_fail(c, CONN_UNAVAILABLE, "%s: not waited "
+				    "for", c->url->display);
+				conn_close(c);
+				continue;
+			}
+			if (now >= c->deadline_ns) {
+				if (c->is_connecting) {
+					ms = c->conf.connect_timeout_ms;
+					conn_timeout_text(ms, tbuf,
+					    sizeof(tbuf));
+					conn_fail(c, CONN_UNAVAILABLE,
+					    "cannot connect to %s: timed out "
+					    "after %s", c->url->display, tbuf);
+				} else {
+					ms = c->conf.io_timeout_ms;
+					conn_timeout_text(ms, tbuf,
+					    sizeof(tbuf));
+					conn_fail(c, CONN_UNAVAILABLE,
+					    "%s: no reply within %s",
+					    c->url->display, tbuf);
+				}
+				continue;
+			}
+			pfd[i].fd = c->fd;
+			if (c->is_connecting && c->tls != NULL)
+				pfd[i].events = c->tls_want_write ? POLLOUT :
+				    POLLIN;
+			else if (c->is_connecting)
+				pfd[i].events = POLLOUT;
+			else
+				pfd[i].events = POLLIN |
+				    (c->out_off < c->out_len ||
+				    c->tls_want_write ? POLLOUT : 0);
+			if (wait_ns == -1 || c->deadline_ns - now < wait_ns)
+				wait_ns = c->deadline_ns - now;
+			active++;
+		}
+		if (active == 0)
+			break;
+		/* Round up so that we never wake just before a deadline. */
+		rc = poll(pfd, n, (int)((wait_ns + 999999) / 1000000));
+		if (rc == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal(EXIT_UNAVAILABLE, "poll");
+		}
+		for (i = 0; i < n; i++) {
+			struct conn *c = cs[i];
+
+			if (pfd[i].fd == -1 || pfd[i].revents == 0)
+				continue;
+			if (c->is_connecting) {
+				conn_on_connecting(c);
+				continue;
+			}
+			if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP) &&
+			    c->out_off < c->out_len)
+				conn_on_writable(c);
+			if (!c->is_done && !c->is_connecting &&
+			    c->fd != -1 &&
+			    pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+				conn_on_readable(c);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		replies[i] = cs[i]->reply;
+		cs[i]->reply = NULL;
+		results[i] = cs[i]->result;
+		cs[i]->block_ns = 0;
+		cs[i]->alt_argc = 0;
+	}
+	free(pfd);
+}
+
+/* One command to one server; see conn_command_many(). */
+int
+conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t cap_ns, redisReply **reply)
+{
+	int result;
+
+	conn_command_many(&c, 1, 1, argc, argv, lens, 0, cap_ns, reply,
+	    &result);
+	return (result);
+}

@@ -1,0 +1,196 @@
+/*
+ * Server bytes to replies, and replies to results: the one place that
+ * interprets what a server sent, and classifies every error reply
+ * (NOAUTH and friends, NOSCRIPT, LOADING and friends, MOVED/ASK, the
+ * rest).  tests/fuzz drives conn_feed() directly.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn-impl.h"
+
+static int	 conn_classify_error(const char *, size_t);
+static void	 conn_on_reply(struct conn *, redisReply *);
+
+/*
+ * Bytes from the server: parse every complete reply in them.  The only
+ * place server bytes are interpreted (tests/fuzz drives it directly).
+ */
+void
+conn_feed(struct conn *c, const char *buf, size_t n)
+{
+	void *r;
+
+	c->in_bytes += n;
+	if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
+		conn_fail(c, CONN_PROTOCOL, "%s: protocol error: reply too "
+		    "large", c->url->display);
+		return;
+	}
+	if (redisReaderFeed(c->reader, buf, n) != REDIS_OK)
+		fatalx(EXIT_UNAVAILABLE, "out of memory");
+	for (;;) {
+		r = NULL;
+		if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+			char text[128];
+
+			log_sanitize(text, sizeof(text), c->reader->errstr,
+			    strlen(c->reader->errstr));
+			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s",
+			    c->url->display, text);
+			return;
+		}
+		if (r == NULL)
+			return;
+		conn_on_reply(c, r);
+		if (c->is_done)
+			return;
+	}
+}
+
+/* Map an error reply's first word to a conn_result. */
+static int
+conn_classify_error(const char *s, size_t len)
+{
+	static const struct {
+		const char	*word;
+		int		 result;
+	} words[] = {
+		{ "NOAUTH", CONN_AUTH },
+		{ "WRONGPASS", CONN_AUTH },
+		{ "NOPERM", CONN_AUTH },
+		{ "NOSCRIPT", CONN_NOSCRIPT },
+		{ "LOADING", CONN_TRANSIENT },
+		{ "BUSY", CONN_TRANSIENT },
+		{ "TRYAGAIN", CONN_TRANSIENT },
+		{ "MASTERDOWN", CONN_TRANSIENT },
+		{ "MOVED", CONN_REDIRECT },
+		{ "ASK", CONN_REDIRECT },
+		{ NULL, 0 }
+	};
+	size_t	 wl, i;
+
+	for (i = 0; words[i].word != NULL; i++) {
+		wl = strlen(words[i].word);
+		if (len >= wl && memcmp(s, words[i].word, wl) == 0 &&
+		    (len == wl || s[wl] == ' '))
+			return (words[i].result);
+	}
+	return (CONN_SERVER_ERROR);
+}
+
+static void
+conn_on_reply(struct conn *c, redisReply *r)
+{
+	char	text[256];
+	int	result;
+
+	if (r->type == REDIS_REPLY_ERROR)
+		log_sanitize(text, sizeof(text), r->str, r->len);
+	if (c->setup_replies > 0) {
+		enum conn_setup what = c->setup[c->nsetup -
+		    c->setup_replies--];
+
+		if (r->type == REDIS_REPLY_ERROR) {
+			result = conn_classify_error(r->str, r->len);
+			freeReplyObject(r);
+			if (result == CONN_AUTH)
+				conn_fail(c, CONN_AUTH,
+				    "%s: authentication failed: %s",
+				    c->url->display, text);
+			else
+				/* AUTH, SELECT or ASKING refused. */
+				conn_fail(c, CONN_PROTOCOL, "%s: %s",
+				    c->url->display, text);
+			return;
+		}
+		if (what == SETUP_ROLE && (r->type != REDIS_REPLY_ARRAY ||
+		    r->elements < 1 ||
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    strcmp(r->element[0]->str, "master") != 0)) {
+			freeReplyObject(r);
+			/* Mid-failover: ask the sentinels again. */
+			conn_fail(c, CONN_TRANSIENT, "%s: %s:%d is no longer "
+			    "the master", c->url->display, c->dial->host,
+			    c->dial->port);
+			conn_close(c);
+			return;
+		}
+		freeReplyObject(r);
+		return;
+	}
+	c->is_ready = 1;
+	if (r->type == REDIS_REPLY_ERROR) {
+		result = conn_classify_error(r->str, r->len);
+		freeReplyObject(r);
+		(void)snprintf(c->server_error, sizeof(c->server_error), "%s",
+		    text);
+		if (result == CONN_NOSCRIPT && c->alt_argc > 0) {
+			/*
+			 * Send the script itself on this connection now,
+			 * without waiting for the other servers' answers.
+			 */
+			int argc = c->alt_argc;
+
+			c->alt_argc = 0;
+			/* An ASK still applies to the EVAL that follows. */
+			c->want_asking = c->sent_asking;
+			conn_begin(c, argc, c->alt_argv, c->alt_lens,
+			    c->cap_ns);
+			conn_on_writable(c);
+			return;
+		}
+		if (result == CONN_SERVER_ERROR &&
+		    strncmp(text, "READONLY ", 9) == 0 &&
+		    c->url->kind == URL_SENTINEL) {
+			/* The master we knew was demoted: find the new one. */
+			conn_fail(c, CONN_TRANSIENT, "%s: %s",
+			    c->url->display, text);
+			conn_close(c);
+			return;
+		}
+		if (result == CONN_SERVER_ERROR && strstr(text,
+		    "Protocol error: unauthenticated") != NULL)
+			/* Redis refuses a long request before AUTH with this
+			 * instead of NOAUTH: it means the same. */
+			conn_fail(c, CONN_AUTH, "%s: authentication required: "
+			    "%s", c->url->display, text);
+		else if (result == CONN_SERVER_ERROR && strstr(text,
+		    "user executing the script can't run") != NULL)
+			/* Redis 7.0's answer for a command refused by ACL
+			 * inside a script: it is a permission problem. */
+			conn_fail(c, CONN_AUTH, "%s: permission denied to a "
+			    "command inside the lock script (see ACCESS "
+			    "CONTROL in redlock-cli(1)): %s", c->url->display,
+			    text);
+		else if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
+			conn_fail(c, result, "%s: permission denied: %s",
+			    c->url->display, text);
+		else if (result == CONN_AUTH)
+			conn_fail(c, result,
+			    "%s: authentication required: %s",
+			    c->url->display, text);
+		else
+			conn_fail(c, result, "%s: %s", c->url->display, text);
+		return;
+	}
+	if (log_verbosity >= 2) {
+		if (r->type == REDIS_REPLY_INTEGER)
+			log_debug("%s: < %lld", c->url->display, r->integer);
+		else if (r->type == REDIS_REPLY_ARRAY)
+			log_debug("%s: < (array of %zu)", c->url->display,
+			    (size_t)r->elements);
+		else if (r->type == REDIS_REPLY_NIL)
+			log_debug("%s: < (nil)", c->url->display);
+		else if (r->type == REDIS_REPLY_STRING ||
+		    r->type == REDIS_REPLY_STATUS) {
+			log_sanitize(text, sizeof(text), r->str, r->len);
+			log_debug("%s: < %s", c->url->display, text);
+		}
+	}
+	c->reply = r;
+	c->result = CONN_OK;
+	c->is_done = 1;
+}
