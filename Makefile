@@ -121,3 +121,8 @@ clean:
 	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
 
 .PHONY: all deps test test-acl valgrind bench demo sanitize lint install uninstall clean
+
+# libFuzzer targets (make fuzz; FUZZ_SECONDS per target) and the stress
+# run with its history checker (make stress).
+include tests/fuzz/fuzz.mk
+-include tests/stress/stress.mk

@@ -264,6 +264,7 @@ conn_ready(struct conn *c)
 	int64_t now = clock_mono_ns();
 
 	c->is_connecting = 0;
+	c->started_ns = now;
 	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 	    c->block_ns;
 	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)

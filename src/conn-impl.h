@@ -19,6 +19,14 @@
 
 /* Our replies are tiny; a server sending more than this is broken. */
 #define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
+/* No reply of ours has more elements (status of a 1e6-slot semaphore). */
+#define CONN_MAX_ELEMENTS	(2 * 1000 * 1000 + 16)
+
+enum conn_scan {
+	SCAN_TYPE,	/* the next byte starts a value */
+	SCAN_LINE,	/* in a header or simple line, up to \n */
+	SCAN_BULK	/* in a bulk string's bytes */
+};
 
 enum conn_setup {
 	SETUP_AUTH,
@@ -64,6 +72,12 @@ struct conn {
 	int64_t			 cap_ns;
 	int64_t			 block_ns;	/* server may hold the reply */
 	size_t			 in_bytes;
+	enum conn_scan		 scan;		/* see conn_scan() */
+	char			 scan_type;
+	char			 scan_num[24];
+	size_t			 scan_len;
+	long long		 scan_left;
+	int64_t			 started_ns;	/* this command's start */
 	int			 result;
 	redisReply		*reply;
 	char			 err[512];

@@ -77,6 +77,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->setup_replies = 0;
 	c->is_done = 0;
 	c->in_bytes = 0;
+	c->started_ns = now;
 	c->result = CONN_OK;
 	c->err[0] = '\0';
 	if (c->reply != NULL)
@@ -150,6 +151,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			conn_append(c, 1, av, al);
 			c->setup[c->nsetup++] = SETUP_ROLE;
 		}
+		c->scan = SCAN_TYPE;
 		if ((c->reader = redisReaderCreate()) == NULL)
 			fatalx(EXIT_UNAVAILABLE, "out of memory");
 	} else {
@@ -297,7 +299,10 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 					    "cannot connect to %s: timed out "
 					    "after %s", c->url->display, tbuf);
 				} else {
-					ms = c->conf.io_timeout_ms;
+					/* The window it really had: a cap
+					 * may have cut the I/O timeout. */
+					ms = (c->deadline_ns -
+					    c->started_ns) / 1000000;
 					conn_timeout_text(ms, tbuf,
 					    sizeof(tbuf));
 					conn_fail(c, CONN_UNAVAILABLE,

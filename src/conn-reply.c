@@ -11,8 +11,71 @@
 
 #include "conn-impl.h"
 
+static int	 conn_scan(struct conn *, const char *, size_t);
 static int	 conn_classify_error(const char *, size_t);
 static void	 conn_on_reply(struct conn *, redisReply *);
+
+/*
+ * Check the headers in the bytes before hiredis sees them.  hiredis 0.14
+ * allocates an array's element slots as soon as it reads its header, so
+ * "*2147483647\r\n" alone would ask for 16 GiB; and a bulk string longer
+ * than any reply of ours is refused before it is buffered.  Every RESP
+ * value starts with its type byte, so a flat walk over the stream finds
+ * every header without keeping a stack.  Returns -1 for a reply too large.
+ */
+static int
+conn_scan(struct conn *c, const char *buf, size_t n)
+{
+	long long	v;
+	size_t		i, skip;
+	char		ch, *end;
+
+	for (i = 0; i < n; i++) {
+		ch = buf[i];
+		switch (c->scan) {
+		case SCAN_TYPE:
+			c->scan_type = ch;
+			c->scan_len = 0;
+			c->scan = SCAN_LINE;
+			break;
+		case SCAN_LINE:
+			if (ch != '\n') {
+				/* Only counts and lengths are kept. */
+				if (strchr("*$%~>", c->scan_type) == NULL ||
+				    ch == '\r')
+					break;
+				if (c->scan_len + 1 >= sizeof(c->scan_num))
+					return (-1);
+				c->scan_num[c->scan_len++] = ch;
+				break;
+			}
+			c->scan = SCAN_TYPE;
+			if (strchr("*$%~>", c->scan_type) == NULL)
+				break;
+			c->scan_num[c->scan_len] = '\0';
+			v = strtoll(c->scan_num, &end, 10);
+			if (c->scan_type == '$' && v > CONN_MAX_REPLY_BYTES)
+				return (-1);
+			if (c->scan_type != '$' && v > CONN_MAX_ELEMENTS)
+				return (-1);
+			if (c->scan_type == '$' && v >= 0) {
+				c->scan_left = v + 2;	/* and \r\n */
+				c->scan = SCAN_BULK;
+			}
+			break;
+		case SCAN_BULK:
+			skip = n - i;
+			if ((long long)skip > c->scan_left)
+				skip = (size_t)c->scan_left;
+			c->scan_left -= (long long)skip;
+			i += skip - 1;
+			if (c->scan_left == 0)
+				c->scan = SCAN_TYPE;
+			break;
+		}
+	}
+	return (0);
+}
 
 /*
  * Bytes from the server: parse every complete reply in them.  The only
@@ -24,7 +87,7 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 	void *r;
 
 	c->in_bytes += n;
-	if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
+	if (c->in_bytes > CONN_MAX_REPLY_BYTES || conn_scan(c, buf, n) == -1) {
 		conn_fail(c, CONN_PROTOCOL, "%s: protocol error: reply too "
 		    "large", c->url->display);
 		return;
@@ -45,8 +108,21 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 		if (r == NULL)
 			return;
 		conn_on_reply(c, r);
-		if (c->is_done)
+		if (c->is_done) {
+			/*
+			 * More bytes than the answer to our one command:
+			 * the stream cannot be trusted for the next one.
+			 */
+			if (c->reader != NULL &&
+			    c->reader->pos < c->reader->len) {
+				log_debug("%s: %zu unexpected bytes after the "
+				    "reply; reconnecting next time",
+				    c->url->display,
+				    c->reader->len - c->reader->pos);
+				conn_close(c);
+			}
 			return;
+		}
 	}
 }
 
@@ -89,6 +165,8 @@ conn_on_reply(struct conn *c, redisReply *r)
 
 	if (r->type == REDIS_REPLY_ERROR)
 		log_sanitize(text, sizeof(text), r->str, r->len);
+	if (r->type == REDIS_REPLY_ERROR && text[0] == '\0')
+		(void)snprintf(text, sizeof(text), "(an empty error reply)");
 	if (c->setup_replies > 0) {
 		enum conn_setup what = c->setup[c->nsetup -
 		    c->setup_replies--];

@@ -156,3 +156,10 @@ conn_server_error(const struct conn *c)
 {
 	return (c->server_error);
 }
+
+/* Take over another connection's failure message (a one-off ASK hop). */
+void
+conn_copy_error(struct conn *dst, const struct conn *src)
+{
+	(void)snprintf(dst->err, sizeof(dst->err), "%s", src->err);
+}

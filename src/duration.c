@@ -87,10 +87,16 @@ duration_parse(const char *str, int64_t *ms, const char **errstr)
 	return (0);
 }
 
-/* Format ms the short way a person would write it: 250ms, 30s, 1.5s, 5m. */
+/*
+ * Format ms the short way a person would write it: 250ms, 30s, 1.5s,
+ * 1.999s, 5m, 2h; exact, never rounded.
+ */
 void
 duration_format(int64_t ms, char *buf, size_t len)
 {
+	char	frac[8];
+	int	n;
+
 	if (ms < 1000)
 		(void)snprintf(buf, len, "%lldms", (long long)ms);
 	else if (ms % 3600000 == 0)
@@ -99,6 +105,13 @@ duration_format(int64_t ms, char *buf, size_t len)
 		(void)snprintf(buf, len, "%lldm", (long long)(ms / 60000));
 	else if (ms % 1000 == 0)
 		(void)snprintf(buf, len, "%llds", (long long)(ms / 1000));
-	else
-		(void)snprintf(buf, len, "%.3gs", (double)ms / 1000.0);
+	else {
+		/* Milliseconds as a decimal fraction, trailing zeros cut. */
+		(void)snprintf(frac, sizeof(frac), "%03lld",
+		    (long long)(ms % 1000));
+		for (n = 3; n > 1 && frac[n - 1] == '0'; n--)
+			frac[n - 1] = '\0';
+		(void)snprintf(buf, len, "%lld.%ss", (long long)(ms / 1000),
+		    frac);
+	}
 }

@@ -77,8 +77,7 @@ lock_follow_redirects(struct lock *l, struct script *s, int nkeys,
 			    lens, cap_ns, &rd->replies[i]);
 			if (tmp != NULL) {
 				if (rd->results[i] != CONN_OK)
-					(void)snprintf(l->err, sizeof(l->err),
-					    "%s", conn_error(tmp));
+					conn_copy_error(l->conns[i], tmp);
 				conn_free(tmp);
 				break;
 			}

@@ -159,7 +159,7 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	size_t		 *lens;
 	int		 *rresults;
 	size_t		  i, n, nretry, answered = 0;
-	int64_t		  until;
+	int64_t		  until, pause_ns;
 	int		  tries = 0, code;
 
 	lock_script_args(l, nkeys, nargs, argv, argl, &args, &lens);
@@ -180,8 +180,13 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 		if (nretry == 0 || clock_mono_ns() >= until)
 			break;
 		log_debug("%s", conn_error(retry[0]));
-		clock_sleep_ns(clock_ms_to_ns(LOCK_RETRY_MIN_MS << (tries <
-		    3 ? tries : 3)));
+		/* Back off, but never past the deadline: a try that could
+		 * not even be sent would hide the server's real answer. */
+		pause_ns = clock_ms_to_ns(LOCK_RETRY_MIN_MS << (tries < 3 ?
+		    tries : 3));
+		if (clock_mono_ns() + pause_ns >= until)
+			break;
+		clock_sleep_ns(pause_ns);
 		tries++;
 		script_call_many(retry, nretry, s, nkeys, nargs, args, lens,
 		    cap_ns, rreplies, rresults);

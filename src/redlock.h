@@ -267,6 +267,7 @@ const char *conn_display(const struct conn *);
 const char *conn_server_error(const struct conn *);
 const char *conn_host(const struct conn *);
 void	 conn_set_asking(struct conn *);
+void	 conn_copy_error(struct conn *, const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
 int	 conn_exit_code(int);
 struct redisReply;

@@ -362,8 +362,10 @@ url_redact(const char *str)
 	 */
 	sep = strstr(str, "://");
 	start = sep != NULL && sep < at ? sep + 3 : str;
+	/* A ':' after an '@' is in a path or host, not the user-info. */
 	colon = memchr(start, ':', (size_t)(at - start));
-	if (colon != NULL)
+	if (colon != NULL && memchr(start, '@', (size_t)(colon - start)) ==
+	    NULL)
 		start = colon + 1;
 	return (xasprintf("%.*s***%s", (int)(start - str), str, at));
 }

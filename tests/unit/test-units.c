@@ -72,6 +72,12 @@ test_durations(void)
 	CHECK(strcmp(buf, "1.5s") == 0, "format 1500: %s", buf);
 	duration_format(120000, buf, sizeof(buf));
 	CHECK(strcmp(buf, "2m") == 0, "format 120000: %s", buf);
+	duration_format(1999, buf, sizeof(buf));
+	CHECK(strcmp(buf, "1.999s") == 0, "format 1999: %s", buf);
+	duration_format(1234567, buf, sizeof(buf));
+	CHECK(strcmp(buf, "1234.567s") == 0, "format 1234567: %s", buf);
+	duration_format(61050, buf, sizeof(buf));
+	CHECK(strcmp(buf, "61.05s") == 0, "format 61050: %s", buf);
 }
 
 static void
@@ -194,6 +200,9 @@ test_urls(void)
 		free(r);
 		r = url_redact("secret@host");
 		CHECK(strcmp(r, "***@host") == 0, "redact %s", r);
+		free(r);
+		r = url_redact("unix://secret@/tmp/x:y@z?db=x");
+		CHECK(strcmp(r, "unix://***@z?db=x") == 0, "redact %s", r);
 		free(r);
 		r = url_redact("redis://:pa/ss@host");
 		CHECK(strcmp(r, "redis://:***@host") == 0, "redact %s", r);

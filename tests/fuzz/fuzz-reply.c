@@ -1,0 +1,179 @@
+/*
+ * libFuzzer target: the reply handling of the connection layer, where
+ * server bytes are interpreted (conn_feed(), conn_on_reply(),
+ * conn_classify_error()).
+ *
+ * With the layer split into conn*.c, conn-impl.h declares struct conn and
+ * conn_feed() for its files, and this target uses it like one of them.
+ * Before the split conn_feed() was static in conn.c, which is then
+ * included here so that no test hook enters the product.  A conn is built
+ * in memory, with no socket (fd -1), as conn_begin() leaves it after
+ * sending a command.
+ *
+ * Input: three header bytes, then the server's bytes.
+ *   byte 0: bits 0-2 how many setup replies come first (mod 5),
+ *           bit 3 a redis-sentinel:// URL (ROLE, READONLY paths),
+ *           bit 4 verbose (-v -v: each reply is logged),
+ *           bit 5 the command is an EVALSHA with an EVAL to send on
+ *           NOSCRIPT (redis:// only: on a kept sentinel connection
+ *           conn_begin() asks the sentinels again, over the network),
+ *           bit 6 the command went after ASKING, so the EVAL does too
+ *   byte 1: the kind of each setup reply, two bits each (AUTH, SELECT,
+ *           ROLE, ASKING)
+ *   byte 2: 0 feeds the bytes at once; n feeds them in chunks of 1..n
+ *           bytes (sizes from a generator seeded with n), so replies
+ *           arrive split as they do from a socket.
+ */
+
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/conn-impl.h"
+
+#include "fuzz.h"
+
+/* What script_call() would send after NOSCRIPT. */
+static const char	*fuzz_eval_argv[] = { "EVAL", "return 1", "1", "k" };
+static const size_t	 fuzz_eval_lens[] = { 4, 8, 1, 1 };
+
+int	 LLVMFuzzerInitialize(int *, char ***);
+int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+static char fuzz_display[] = "redis://fuzz:1";
+static char fuzz_host[] = "fuzz";
+static char fuzz_master[] = "mymaster";
+
+/* A reply tree as hiredis builds it: known types, terminated strings. */
+static void
+fuzz_check_reply(const redisReply *r, int depth)
+{
+	size_t i;
+
+	FUZZ_CHECK(r != NULL, "NULL reply at depth %d", depth);
+	FUZZ_CHECK(depth < 16, "reply nested %d deep", depth);
+	switch (r->type) {
+	case REDIS_REPLY_STRING:
+	case REDIS_REPLY_STATUS:
+	case REDIS_REPLY_ERROR:
+		FUZZ_CHECK(r->str != NULL && r->str[r->len] == '\0',
+		    "string reply not terminated");
+		break;
+	case REDIS_REPLY_ARRAY:
+		for (i = 0; i < r->elements; i++)
+			fuzz_check_reply(r->element[i], depth + 1);
+		break;
+	case REDIS_REPLY_INTEGER:
+	case REDIS_REPLY_NIL:
+		break;
+	default:
+		FUZZ_CHECK(0, "reply type %d", r->type);
+	}
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_quiet();
+	return (0);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct redis_url	 url;
+	struct conn_config	 conf;
+	struct url_host		 host;
+	struct conn		*c;
+	const char		*buf;
+	size_t			 n, off, chunk;
+	uint32_t		 state;
+	int			 i, maxchunk, sv[2] = { -1, -1 };
+
+	if (size < 3)
+		return (0);
+
+	memset(&host, 0, sizeof(host));
+	host.host = fuzz_host;
+	host.port = 1;
+	memset(&url, 0, sizeof(url));
+	url.kind = data[0] & 0x08 ? URL_SENTINEL : URL_TCP;
+	url.hosts = &host;
+	url.nhosts = 1;
+	url.host = fuzz_host;
+	url.port = 1;
+	url.display = fuzz_display;
+	if (url.kind == URL_SENTINEL)
+		url.master_name = fuzz_master;
+	memset(&conf, 0, sizeof(conf));
+	conf.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
+	conf.io_timeout_ms = DEFAULT_TIMEOUT_MS;
+	log_verbosity = data[0] & 0x10 ? 2 : 0;
+
+	c = conn_new(&url, &conf);
+	FUZZ_CHECK(c->fd == -1, "a new conn has fd %d", c->fd);
+	if ((c->reader = redisReaderCreate()) == NULL)
+		return (0);
+	c->nsetup = (data[0] & 0x07) % (CONN_MAX_SETUP + 1);
+	for (i = 0; i < c->nsetup; i++)
+		c->setup[i] = (enum conn_setup)((data[1] >> (2 * i)) & 0x03);
+	c->setup_replies = c->nsetup;
+	c->result = CONN_OK;
+	if (data[0] & 0x20 && url.kind == URL_TCP &&
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0) {
+		/* The EVAL goes down a socket nobody reads; conn owns sv[0]. */
+		c->fd = sv[0];
+		conn_set_fallback(c, 4, fuzz_eval_argv, fuzz_eval_lens);
+		c->sent_asking = (data[0] & 0x40) != 0;
+	}
+	maxchunk = data[2];
+	state = data[2];
+
+	buf = (const char *)data + 3;
+	n = size - 3;
+	for (off = 0; off < n && !c->is_done; off += chunk) {
+		chunk = n - off;
+		if (maxchunk > 0) {
+			state = state * 1103515245u + 12345u;
+			chunk = 1 + (state >> 16) % (size_t)maxchunk;
+			if (chunk > n - off)
+				chunk = n - off;
+		}
+		conn_feed(c, buf + off, chunk);
+	}
+
+	FUZZ_CHECK(c->result >= CONN_OK && c->result <= CONN_PROTOCOL,
+	    "result %d", c->result);
+	FUZZ_CHECK(c->setup_replies >= 0 && c->setup_replies <= c->nsetup,
+	    "%d setup replies left of %d", c->setup_replies, c->nsetup);
+	if (!c->is_done) {
+		/* Not a whole reply yet: the caller would wait for more. */
+		FUZZ_CHECK(c->result == CONN_OK && c->reply == NULL,
+		    "pending, yet result %d", c->result);
+		FUZZ_CHECK(c->reader != NULL, "pending without a reader");
+	} else if (c->result == CONN_OK) {
+		FUZZ_CHECK(c->reply != NULL, "CONN_OK without a reply");
+		FUZZ_CHECK(c->reply->type != REDIS_REPLY_ERROR,
+		    "an error reply taken as CONN_OK");
+		FUZZ_CHECK(c->setup_replies == 0,
+		    "CONN_OK with %d setup replies unread", c->setup_replies);
+		fuzz_check_reply(c->reply, 0);
+	} else {
+		FUZZ_CHECK(c->reply == NULL, "failure %d with a reply",
+		    c->result);
+		FUZZ_CHECK(c->err[0] != '\0', "failure %d without a message",
+		    c->result);
+		/* A stream in an unknown state is never reused. */
+		if (c->result == CONN_PROTOCOL || c->result == CONN_AUTH ||
+		    c->result == CONN_UNAVAILABLE)
+			FUZZ_CHECK(c->reader == NULL && c->fd == -1,
+			    "result %d left the stream open", c->result);
+	}
+	FUZZ_CHECK(memchr(c->server_error, '\0', sizeof(c->server_error)) !=
+	    NULL, "server_error not terminated");
+	conn_free(c);
+	if (sv[1] != -1)
+		(void)close(sv[1]);
+	return (0);
+}
