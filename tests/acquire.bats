@@ -4,14 +4,6 @@
 
 load helpers
 
-# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" does not
-# fail a bats test unless it is the test's last command).
-refute_key() {
-	if key_exists "$1" "$2"; then
-		fail "key '$2' exists on $1"
-	fi
-}
-
 setup_file() {
 	redis_start main
 }
@@ -22,20 +14,7 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time a test loads it, so the
-	# export made by redis_start in setup_file does not reach the tests.
-	REDLOCK_URL="unix://$(redis_sock main)"
-	export REDLOCK_URL
 	redis_flush
-}
-
-ms_now() { echo $(($(date +%s%N) / 1000000)); }
-
-# json_field NAME: the value of NAME in the one-line JSON object in $output
-# (a string keeps its quotes); jq is not required.
-json_field() {
-	printf '%s\n' "$output" |
-	    sed -n 's/.*"'"$1"'":\("[^"]*"\|-\{0,1\}[0-9][0-9]*\|true\|false\).*/\1/p'
 }
 
 # Calls of the lock scripts the server has run since the last RESETSTAT.
@@ -44,8 +23,6 @@ script_calls() {
 	    $1 == "cmdstat_evalsha" || $1 == "cmdstat_eval" { n += $3 }
 	    END { print n + 0 }'
 }
-
-pttl() { rcli main PTTL "$1"; }
 
 @test "acquire prints a 32-hex token and stores it as the key's value" {
 	run --separate-stderr redlock-cli acquire k
@@ -129,9 +106,9 @@ pttl() { rcli main PTTL "$1"; }
 @test "acquire -w 300ms waits about 300ms, then exits 1" {
 	run -0 redlock-cli acquire k
 	local start end
-	start=$(ms_now)
+	start=$(now_ms)
 	run --separate-stderr redlock-cli acquire k -w 300ms
-	end=$(ms_now)
+	end=$(now_ms)
 	assert_failure 1
 	assert_output ''
 	assert_stderr_line \
@@ -143,9 +120,9 @@ pttl() { rcli main PTTL "$1"; }
 @test "acquire -w 0 fails at once, like -n" {
 	run -0 redlock-cli acquire k
 	local start end
-	start=$(ms_now)
+	start=$(now_ms)
 	run --separate-stderr redlock-cli acquire k -w 0
-	end=$(ms_now)
+	end=$(now_ms)
 	assert_failure 1
 	assert_output ''
 	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
@@ -168,11 +145,11 @@ pttl() { rcli main PTTL "$1"; }
 	# It has tried at least twice: it is waiting, not failing.
 	wait_until eval '[ "$(script_calls)" -ge 2 ]'
 	kill -0 "$pid"
-	start=$(ms_now)
+	start=$(now_ms)
 	run -0 redlock-cli release k --token "$holder"
 	wait_until eval '! kill -0 $pid 2>/dev/null' ||
 	    { kill "$pid"; fail "the waiter did not get the lock"; }
-	end=$(ms_now)
+	end=$(now_ms)
 	wait "$pid"
 	((end - start < 3000)) || fail "took $((end - start))ms after release"
 	grep -Eqx '[0-9a-f]{32}' "$BATS_TEST_TMPDIR/tok"
@@ -182,10 +159,10 @@ pttl() { rcli main PTTL "$1"; }
 
 @test "a waiter gets the lock when the holder's TTL expires" {
 	local start end
-	start=$(ms_now)
+	start=$(now_ms)
 	run -0 redlock-cli acquire k -t 600ms
 	run --separate-stderr redlock-cli acquire k -w 5s
-	end=$(ms_now)
+	end=$(now_ms)
 	assert_success
 	assert_output --regexp '^[0-9a-f]{32}$'
 	[ "$(rcli main GET k)" = "$output" ]

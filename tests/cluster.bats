@@ -39,19 +39,13 @@ teardown_file() {
 }
 
 setup() {
-	local n
 	D=$BATS_TEST_TMPDIR
-	BG_PIDS=()
-	unset REDLOCK_URL
 	flush_all
 }
 
 teardown() {
-	local pid n
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	local n
+	stop_bg_jobs
 	# A test that left a slot half-migrated ends the migration (the
 	# slot stays with its owner; the moved keys go with FLUSHALL).
 	if [ -n "${STABLE_SLOT:-}" ]; then
@@ -70,72 +64,30 @@ teardown() {
 
 # --- servers ----------------------------------------------------------
 
-# A port in 20000-40000 that is free, and so is its cluster bus port+10000.
-free_port() {
-	local p try
-	for try in $(seq 1 50); do
-		p=$(( 20000 + RANDOM % 20000 ))
-		if ! ss -ltnH "( sport = :$p or sport = :$((p + 10000)) )" |
-		    grep -q .; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# PID has exited (a daemon's zombie, not yet reaped by init, counts).
-proc_gone() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ -z "$state" ] || [ "$state" = Z ]
-}
-
-# The process answering on PORT is the one in DIR/pid.
-node_is_ours() {
-	local pid
-	pid=$(cat "$1/pid" 2>/dev/null) || return 1
-	redis-cli -p "$2" INFO server 2>/dev/null | tr -d '\r' |
-	    grep -qx "process_id:$pid"
-}
-
 # node_start NAME: a cluster-enabled redis-server on a free port, its
-# files in $CD/node-NAME; retried on a port collision.
+# files in $CD/node-NAME.
 node_start() {
-	local dir="$CD/node-$1" port try pid
-	mkdir -p "$dir"
-	for try in 1 2 3 4 5; do
-		port=$(free_port) || return 1
-		rm -f "$dir/pid" "$dir/nodes.conf"
-		redis-server --port "$port" --bind 127.0.0.1 \
-		    --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
-		    --save '' --appendonly no --daemonize yes \
-		    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
-		    </dev/null >/dev/null 2>&1 3>&- || continue
-		if wait_until node_is_ours "$dir" "$port"; then
-			echo "$port" >"$dir/port"
-			return 0
-		fi
-		pid=$(cat "$dir/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-	done
-	return 1
+	mkdir -p "$CD/node-$1"
+	daemon_on_free_port "$CD/node-$1" node_launch "$CD/node-$1"
 }
 
-node_stop() {
-	local dir="$CD/node-$1" pid
-	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
-	kill -CONT "$pid" 2>/dev/null
-	kill "$pid" 2>/dev/null
-	WAIT_TRIES=100 wait_until proc_gone "$pid" || kill -9 "$pid" 2>/dev/null
-	rm -f "$dir/pid"
+# node_launch DIR PORT: one try of node_start.
+node_launch() {
+	rm -f "$1/nodes.conf"
+	redis-server --port "$2" --bind 127.0.0.1 \
+	    --cluster-enabled yes --cluster-config-file "$1/nodes.conf" \
+	    --save '' --appendonly no --daemonize yes \
+	    --pidfile "$1/pid" --dir "$1" --logfile "$1/log"
 }
+
+node_stop() { pidfile_stop "$CD/node-$1"; }
 
 node_port() { cat "$CD/node-$1/port"; }
 ncli() {
 	local port
 	port=$(node_port "$1")
 	shift
-	redis-cli -p "$port" "$@"
+	pcli "$port" "$@"
 }
 
 cluster_ok() {
@@ -192,10 +144,11 @@ all_keys() {
 	done
 }
 
-blocked_on() {
-	ncli "$1" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
+# waiter_blocked_on NODE: a client is blocked (BLPOP) on NODE right now.
+waiter_blocked_on() {
+	[ "$(ncli "$1" INFO clients | tr -d '\r' |
+	    sed -n 's/^blocked_clients://p')" -ge 1 ]
 }
-waiter_blocked_on() { [ "$(blocked_on "$1")" -ge 1 ]; }
 
 flush_all() {
 	local n
@@ -203,8 +156,6 @@ flush_all() {
 		ncli "$n" FLUSHALL >/dev/null
 	done
 }
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # --- tests ------------------------------------------------------------
 
@@ -331,10 +282,8 @@ keys_in_slot_on() {
 
 		flush_all
 		m=$(redlock-cli -u "$(url_of "$owner")" acquire "$k" -t 10s)
-		redlock-cli -u "$(url_of "$n")" acquire "$k" --fair -w 10s \
-		    </dev/null >"$D/fair.out" 2>"$D/fair.err" 3>&- &
-		waiter=$!
-		BG_PIDS+=("$waiter")
+		start_bg fair -u "$(url_of "$n")" acquire "$k" --fair -w 10s
+		waiter=$BG_PID
 		wait_until waiter_blocked_on "$owner"
 		[ "$(ncli "$owner" EXISTS "{$k}:queue")" = 1 ]
 		keys_in_slot_on "$owner" "$slot"
@@ -436,11 +385,9 @@ keys_in_slot_on() {
 		owner=$(owner_of "$k")
 		n=$(non_owner_of "$k")
 		token=$(redlock-cli -u "$(url_of "$owner")" acquire "$k" -t 20s)
-		redlock-cli -u "$(curl_of "$n")" run "$k" -w 10s -- \
-		    sh -c 'date +%s%3N >"$1"' sh "$D/$k.started" \
-		    </dev/null >"$D/$k.out" 2>"$D/$k.err" 3>&- &
-		waiter=$!
-		BG_PIDS+=("$waiter")
+		start_bg "$k" -u "$(curl_of "$n")" run "$k" -w 10s -- \
+		    sh -c 'date +%s%3N >"$1"' sh "$D/$k.started"
+		waiter=$BG_PID
 		# The waiter blocks on the owner (not the node it was given).
 		wait_until waiter_blocked_on "$owner"
 		[ ! -e "$D/$k.started" ]
@@ -515,11 +462,10 @@ all_see_owner() {
 	slot=$(slot_of "$k")
 	case $owner in c1) target=c2 ;; c2) target=c3 ;; c3) target=c1 ;; esac
 	MOVED_SLOT="$slot $owner $target"
-	redlock-cli -u "$(curl_of c1)" run "$k" -t 1s -- \
+	start_bg run -u "$(curl_of c1)" run "$k" -t 1s -- \
 	    sh -c 'echo "$REDLOCK_TOKEN" >"$1.token"; sleep 3; echo done >"$1.end"' \
-	    sh "$D/child" </dev/null >"$D/run.out" 2>"$D/run.err" 3>&- &
-	holder=$!
-	BG_PIDS+=("$holder")
+	    sh "$D/child"
+	holder=$BG_PID
 	wait_until test -s "$D/child.token"
 	token=$(cat "$D/child.token")
 	[ "$(ncli "$owner" GET "$k")" = "$token" ]

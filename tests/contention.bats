@@ -15,40 +15,13 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time bats loads it (once per
-	# test): point at our server again.
-	export REDLOCK_URL="unix://$(redis_sock main)"
 	redis_flush
-	BG_PIDS=()
 	D=$BATS_TEST_TMPDIR
 }
 
-# Background processes of a test: stopped by their own pid.
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs
 }
-
-# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
-# stdout and stderr in $D/NAME.{out,err}; pid in BG_PID and BG_PIDS.
-start_bg() {
-	local name=$1
-	shift
-	redlock-cli "$@" </dev/null >"$D/$name.out" 2>"$D/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-# wait_bg PID: its exit status in BG_STATUS.
-wait_bg() {
-	BG_STATUS=0
-	wait "$1" || BG_STATUS=$?
-}
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # Server time in ms (the clock of semaphore expiries).
 server_ms() {
@@ -56,11 +29,8 @@ server_ms() {
 	    { read -r s; read -r us; echo $(( s * 1000 + us / 1000 )); }
 }
 
-# Clients blocked in BLPOP right now.
-blocked_clients() {
-	rcli main INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
-}
-blocked_at_least() { [ "$(blocked_clients)" -ge "$1" ]; }
+# At least N clients are blocked in BLPOP on main right now.
+blocked_at_least() { [ "$(blocked_on main)" -ge "$1" ]; }
 
 # Calls of one command since CONFIG RESETSTAT (0 if never called).
 cmd_calls() {
@@ -74,7 +44,6 @@ queue_len_is() { [ "$(rcli main LLEN '{k}:queue')" = "$1" ]; }
 queue_has() { rcli main LRANGE '{k}:queue' 0 -1 | grep -qxF -- "$1"; }
 # (A bare "! cmd" never fails a bats test: these are functions instead.)
 queue_lacks() { ! queue_has "$1"; }
-key_gone() { ! key_exists main "$1"; }
 server_time_past() { [ "$(server_ms)" -gt "$1" ]; }
 
 # A critical section that detects overlap: mkdir fails if another holder
@@ -211,7 +180,7 @@ EOF
 	assert_equal "$(cat "$D"/w*.err)" ''
 	[ ! -e "$D/overlaps" ]
 	assert_equal "$(wc -l <"$D/ran")" 20
-	key_gone k
+	key_gone main k
 }
 
 @test "one release wakes one of 20 waiters: at most 3 scripts per hand-off and 2 BLPOPs per waiter" {
@@ -400,7 +369,7 @@ EOF
 	# Six 0.3 s jobs started together: two at once, never three.
 	assert_equal "$(cat "$D/max")" 2
 	assert_equal "$(cat "$D/cur")" 0
-	key_gone k
+	key_gone main k
 }
 
 @test "status --limit 3 lists every holder, as text and as JSON" {

@@ -52,8 +52,6 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time a test loads it.
-	export REDLOCK_URL=$MAIN_URL
 	redis_flush
 }
 
@@ -61,17 +59,15 @@ need_socat() {
 	command -v socat >/dev/null || skip "socat is not installed (make deps)"
 }
 
-ms_now() { echo $(($(date +%s%N) / 1000000)); }
-
 # expect_fail CODE MAX_MS LINE CMD...: CMD exits CODE within MAX_MS with
 # nothing on stdout and exactly LINE on stderr (LINE ending in '*' is a
 # prefix).  Appends to $failed instead of stopping.
 expect_fail() {
 	local code=$1 max=$2 line=$3 start end
 	shift 3
-	start=$(ms_now)
+	start=$(now_ms)
 	run --separate-stderr "$@"
-	end=$(ms_now)
+	end=$(now_ms)
 	local what="'$*'"
 	if [ "$status" -ne "$code" ]; then
 		failed+=$'\n'"  $what: exit $status, not $code: $stderr"
@@ -155,20 +151,20 @@ expect_fail() {
 	local url failed='' cmd start end
 	url=$(fake_url stall)
 	for cmd in "release k --token t" "extend k --token t" "status k"; do
-		start=$(ms_now)
+		start=$(now_ms)
 		# shellcheck disable=SC2086
 		expect_fail 69 2000 "redlock-cli: $url: no reply within 300ms" \
 		    redlock-cli --io-timeout 300ms -u "$url" $cmd
-		end=$(ms_now)
+		end=$(now_ms)
 		((end - start >= 300)) ||
 		    failed+=$'\n'"  $cmd: gave up after $((end - start))ms"
 	done
 	# acquire then tries to take its token back (the attempt's outcome is
 	# unknown), which costs a second timeout at most.
-	start=$(ms_now)
+	start=$(now_ms)
 	expect_fail 69 2500 "redlock-cli: $url: no reply within 300ms" \
 	    redlock-cli --io-timeout 300ms -u "$url" acquire k
-	end=$(ms_now)
+	end=$(now_ms)
 	((end - start >= 300)) ||
 	    failed+=$'\n'"  acquire: gave up after $((end - start))ms"
 	[ -z "$failed" ] || fail "failing cases:$failed"
@@ -178,9 +174,9 @@ expect_fail() {
 	need_socat
 	local url start end
 	url=$(fake_url stall)
-	start=$(ms_now)
+	start=$(now_ms)
 	run --separate-stderr redlock-cli -u "$url" status k
-	end=$(ms_now)
+	end=$(now_ms)
 	assert_failure 69
 	assert_output ''
 	assert_stderr_line "redlock-cli: $url: no reply within 1s"
@@ -192,10 +188,10 @@ expect_fail() {
 	need_socat
 	local url start end
 	url=$(fake_url stall)
-	start=$(ms_now)
+	start=$(now_ms)
 	run --separate-stderr redlock-cli --io-timeout 200ms -u "$url" \
 	    acquire k -w 10s
-	end=$(ms_now)
+	end=$(now_ms)
 	assert_failure 69
 	assert_output ''
 	assert_stderr_line "redlock-cli: $url: no reply within 200ms"
@@ -259,9 +255,7 @@ expect_fail() {
 @test "a read-only replica: acquire exits 76 with the READONLY text" {
 	redis_start_tcp master || skip "cannot start a TCP server"
 	local port=$REDIS_PORT
-	redis_start replica --replicaof 127.0.0.1 "$port"
-	wait_until eval \
-	    'rcli replica INFO replication | grep -q "master_link_status:up"'
+	redis_start_replica replica "$port"
 	local url
 	url="unix://$(redis_sock replica)"
 	run --separate-stderr redlock-cli -u "$url" acquire k

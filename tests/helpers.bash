@@ -117,9 +117,13 @@ proc_alive() {
 	! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
-# redis_stop NAME: kill the PID from our own pidfile and wait for it.
-redis_stop() {
-	local dir="$BATS_FILE_TMPDIR/redis-$1" pid
+# proc_gone PID: exited (a zombie that init has not reaped yet counts).
+proc_gone() { ! proc_alive "$1"; }
+
+# pidfile_stop DIR: thaw and SIGTERM the daemon in DIR/pid, wait for it
+# (SIGKILL after about 5 s), remove the pidfile.
+pidfile_stop() {
+	local dir=$1 pid _
 	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
 	kill -CONT "$pid" 2>/dev/null
 	kill "$pid" 2>/dev/null
@@ -130,6 +134,9 @@ redis_stop() {
 	kill -9 "$pid" 2>/dev/null
 	rm -f "$dir/pid"
 }
+
+# redis_stop NAME: kill the PID from our own pidfile and wait for it.
+redis_stop() { pidfile_stop "$BATS_FILE_TMPDIR/redis-$1"; }
 
 # rcli NAME ARGS...: redis-cli against one of our servers.
 rcli() {
@@ -161,4 +168,141 @@ assert_stderr_line() {
 		printf 'expected stderr line: %s\nactual stderr:\n%s\n' \
 		    "$1" "$stderr" | fail
 	fi
+}
+
+# --- shared by several test files --------------------------------------
+
+# now_ms: the wall clock in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" fails a
+# bats test only as its last command).
+refute_key() {
+	if key_exists "$1" "$2"; then
+		fail "key '$2' exists on $1"
+	fi
+}
+
+# key_gone NAME KEY: KEY is absent on NAME (a predicate, for wait_until).
+key_gone() { ! key_exists "$1" "$2"; }
+
+# pttl KEY: the PTTL of KEY on the main server.
+pttl() { rcli main PTTL "$1"; }
+
+# json_field NAME: NAME's value in the one-line JSON object in $output
+# (a string keeps its quotes); jq is not required.
+# shellcheck disable=SC2154 # $output is set by bats' run
+json_field() {
+	printf '%s\n' "$output" |
+	    sed -n 's/.*"'"$1"'":\("[^"]*"\|-\{0,1\}[0-9][0-9]*\|true\|false\).*/\1/p'
+}
+
+# blocked_on NAME: how many clients are blocked (BLPOP) on NAME now.
+blocked_on() {
+	rcli "$1" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
+}
+
+# hold_until_cmd FILE: a shell command (for run -c or sh -c) that keeps
+# running until FILE exists.
+hold_until_cmd() {
+	printf 'while [ ! -e %q ]; do sleep 0.05; done' "$1"
+}
+
+# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
+# SIGINT and SIGQUIT at their defaults (bash ignores them in background
+# jobs), output in $BATS_TEST_TMPDIR/NAME.{out,err}; pid in BG_PID and
+# appended to BG_PIDS.
+start_bg() {
+	local name=$1
+	shift
+	env --default-signal=INT,QUIT redlock-cli "$@" </dev/null \
+	    >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# wait_bg PID: wait for it; its exit status in BG_STATUS.
+# shellcheck disable=SC2034 # BG_STATUS is for the caller
+wait_bg() {
+	BG_STATUS=0
+	wait "$1" || BG_STATUS=$?
+}
+
+# stop_bg_jobs [SIG]: send SIG (TERM) to every pid in BG_PIDS and reap
+# it; for teardown, so that nothing of a test outlives it.
+stop_bg_jobs() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -s "${1:-TERM}" "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
+# redis_start_replica NAME MASTER_PORT [args...]: redis_start_tcp NAME as
+# a replica of 127.0.0.1:MASTER_PORT, done once its link is up.
+redis_start_replica() {
+	local name=$1 master=$2
+	shift 2
+	redis_start_tcp "$name" --replicaof 127.0.0.1 "$master" "$@" ||
+	    return 1
+	wait_until replica_link_up "$name" || {
+		cat "$BATS_FILE_TMPDIR/redis-$name/log" >&2
+		return 1
+	}
+}
+
+# replica_link_up NAME: NAME's link to its master is up.
+replica_link_up() {
+	rcli "$1" INFO replication | tr -d '\r' |
+	    grep -qx 'master_link_status:up'
+}
+
+# pcli PORT ARGS...: redis-cli against 127.0.0.1:PORT.
+pcli() {
+	local port=$1
+	shift
+	redis-cli -p "$port" "$@"
+}
+
+# free_port: a TCP port in 20000-39999 that is free, and so is port+10000
+# (a cluster node's bus port).
+free_port() {
+	local p _
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! ss -ltnH "( sport = :$p or sport = :$((p + 10000)) )" |
+		    grep -q .; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# port_is_ours DIR PORT: the process answering on PORT is the one in
+# DIR/pid (and not somebody else's server on a port we thought free).
+port_is_ours() {
+	local pid
+	pid=$(cat "$1/pid" 2>/dev/null) || return 1
+	redis-cli -p "$2" INFO server 2>/dev/null | tr -d '\r' |
+	    grep -qx "process_id:$pid"
+}
+
+# daemon_on_free_port DIR CMD...: CMD ARGS... PORT starts a daemon that
+# listens on PORT (a free_port) and writes DIR/pid; retried when another
+# process took the port first.  The port is then in DIR/port.
+daemon_on_free_port() {
+	local dir=$1 port pid _
+	shift
+	for _ in 1 2 3 4 5; do
+		port=$(free_port) || return 1
+		rm -f "$dir/pid"
+		"$@" "$port" </dev/null >/dev/null 2>&1 3>&- || continue
+		if wait_until port_is_ours "$dir" "$port"; then
+			echo "$port" >"$dir/port"
+			return 0
+		fi
+		pid=$(cat "$dir/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+	done
+	return 1
 }

@@ -2,9 +2,8 @@
 # Redlock quorum (issue 5): several -u URLs (or a comma/space list in
 # $REDLOCK_URL) are independent masters; every operation goes to all of
 # them, the lock is held iff a majority took it.  Five real servers q1..q5
-# on unix sockets; tests stop (server_kill, a redis_stop that does not
-# wait for the reaper) or freeze (SIGSTOP) some of them, and setup()
-# brings every server back for the next test.
+# on unix sockets; tests stop (redis_stop) or freeze (SIGSTOP) some of
+# them, and setup() brings every server back for the next test.
 
 load helpers
 
@@ -20,7 +19,7 @@ setup_file() {
 teardown_file() {
 	local s
 	for s in $SERVERS; do
-		server_kill "$s"
+		redis_stop "$s"
 	done
 }
 
@@ -29,35 +28,31 @@ setup() {
 	for s in $SERVERS; do
 		server_up "$s"
 	done
-	# redis_start exports REDLOCK_URL (and helpers.bash unsets it):
-	# every test says which servers it uses.
+	# redis_start (in server_up) exports REDLOCK_URL: every test says
+	# which servers it uses.
 	unset REDLOCK_URL
 	for s in $SERVERS; do
 		rcli "$s" FLUSHALL >/dev/null
 	done
 	U3=(-u "$(url_of q1)" -u "$(url_of q2)" -u "$(url_of q3)")
 	U5=("${U3[@]}" -u "$(url_of q4)" -u "$(url_of q5)")
-	BG_PIDS=()
 	D=$BATS_TEST_TMPDIR
 }
 
-# Background processes first (by their own pid), then thaw every server
-# a test froze, so that nothing of this test outlives it.
+# Thaw every server a test froze, then end its background processes, so
+# that nothing of this test outlives it.
 teardown() {
-	local pid s
+	local s
 	for s in $SERVERS; do
 		thaw "$s"
 	done
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs
 }
 
 url_of() { echo "unix://$(redis_sock "$1")"; }
 
 # server_up NAME: thaw it, and start it again if a test stopped it
-# (server_kill and redis_stop remove the pid file).
+# (redis_stop removes the pid file).
 server_up() {
 	local pid
 	pid=$(redis_pid "$1") || true
@@ -68,48 +63,12 @@ server_up() {
 	redis_start "$1"
 }
 
-# server_kill NAME: like redis_stop, but done once the server has exited
-# (a zombie counts): the init process here reaps orphans only every
-# second or two, which 20 stops in a row cannot afford.
-server_kill() {
-	local pid
-	pid=$(redis_pid "$1") || true
-	[ -n "$pid" ] || return 0
-	kill -CONT "$pid" 2>/dev/null || true
-	kill "$pid" 2>/dev/null || true
-	wait_until exited "$pid"
-	rm -f "$BATS_FILE_TMPDIR/redis-$1/pid"
-}
-exited() {
-	[ ! -e "/proc/$1" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
-}
-
 freeze() { kill -STOP "$(redis_pid "$1")"; }
 thaw() {
 	local pid
 	pid=$(redis_pid "$1") || true
 	[ -z "$pid" ] || kill -CONT "$pid" 2>/dev/null || true
 }
-
-# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
-# stdout and stderr in $D/NAME.{out,err}; pid in BG_PID and BG_PIDS.
-start_bg() {
-	local name=$1
-	shift
-	redlock-cli "$@" </dev/null >"$D/$name.out" 2>"$D/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-# wait_bg PID: its exit status in BG_STATUS.
-wait_bg() {
-	BG_STATUS=0
-	wait "$1" || BG_STATUS=$?
-}
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-key_gone() { ! key_exists "$1" "$2"; }
 
 # held_on KEY TOKEN NAME...: the key holds exactly TOKEN on every server.
 held_on() {
@@ -128,21 +87,12 @@ held_everywhere() {
 	[ -n "$token" ] && held_on "$key" "$token" "$@"
 }
 
-# Clients blocked (BLPOP) on one server right now.
-blocked_on() {
-	rcli "$1" INFO clients | tr -d '\r' |
-	    sed -n 's/^blocked_clients://p'
-}
+# blocked_everywhere NAME...: a client is blocked (BLPOP) on each of them.
 blocked_everywhere() {
 	local s
 	for s in "$@"; do
 		[ "$(blocked_on "$s")" -ge 1 ] || return 1
 	done
-}
-
-# A holder command that keeps the lock until the file $1 exists.
-hold_until_cmd() {
-	printf 'while [ ! -e %q ]; do sleep 0.02; done' "$1"
 }
 
 # --- acquire ----------------------------------------------------------
@@ -174,7 +124,7 @@ hold_until_cmd() {
 }
 
 @test "quorum of 3 with one server stopped: acquire succeeds and status shows that server's error" {
-	server_kill q3
+	redis_stop q3
 	run --separate-stderr redlock-cli "${U3[@]}" acquire k -t 10s
 	assert_success
 	[ -z "$stderr" ]
@@ -190,8 +140,8 @@ hold_until_cmd() {
 }
 
 @test "quorum of 3 with two servers stopped: acquire exits 69 with the quorum message and leaves nothing on the live one" {
-	server_kill q2
-	server_kill q3
+	redis_stop q2
+	redis_stop q3
 	run --separate-stderr redlock-cli "${U3[@]}" acquire k -t 10s
 	assert_failure 69
 	assert_output ''
@@ -202,9 +152,9 @@ hold_until_cmd() {
 }
 
 @test "quorum of 5 with three servers stopped: acquire exits 69 and leaves nothing on the two live ones" {
-	server_kill q3
-	server_kill q4
-	server_kill q5
+	redis_stop q3
+	redis_stop q4
+	redis_stop q5
 	run --separate-stderr redlock-cli "${U5[@]}" acquire k -t 10s
 	assert_failure 69
 	assert_output ''
@@ -216,8 +166,8 @@ hold_until_cmd() {
 }
 
 @test "quorum of 3 with two servers stopped: run exits 69 without running the command" {
-	server_kill q1
-	server_kill q3
+	redis_stop q1
+	redis_stop q3
 	run --separate-stderr redlock-cli "${U3[@]}" run k -- touch "$D/ran"
 	assert_failure 69
 	assert_output ''
@@ -263,7 +213,7 @@ hold_until_cmd() {
 }
 
 @test "acquire -w keeps waiting when one of three servers is stopped and another owner holds the lock on one live server" {
-	server_kill q2
+	redis_stop q2
 	rcli q1 SET k other PX 1000 >/dev/null
 	t0=$(now_ms)
 	run --separate-stderr redlock-cli "${U3[@]}" acquire k -w 5s -t 10s
@@ -306,7 +256,7 @@ hold_until_cmd() {
 
 @test "release on a quorum with one server stopped still succeeds and clears the live ones" {
 	token=$(redlock-cli "${U3[@]}" acquire k -t 10s)
-	server_kill q2
+	redis_stop q2
 	run --separate-stderr redlock-cli "${U3[@]}" release k --token "$token"
 	assert_success
 	key_gone q1 k
@@ -436,7 +386,7 @@ hold_until_cmd() {
 
 # fence_rounds MODE: 20 acquisitions by two holders taking turns, each
 # with one of the three servers down (a different one each round): MODE
-# stop (server_kill: it comes back empty) or freeze (SIGSTOP, with
+# stop (redis_stop: it comes back empty) or freeze (SIGSTOP, with
 # --io-timeout 100ms).  Holder 0 releases, holder 1 lets its 200 ms lock
 # expire, so the next round waits for it.  Every fence must be higher
 # than the last.
@@ -448,7 +398,7 @@ fence_rounds() {
 		if [ "$mode" = freeze ]; then
 			freeze "$down"
 		else
-			server_kill "$down"
+			redis_stop "$down"
 		fi
 		who=$(( round % 2 ))
 		run --separate-stderr redlock-cli "${U3[@]}" --io-timeout 100ms \
@@ -497,7 +447,7 @@ fence_rounds() {
 }
 
 @test "a run -w waiter on a quorum with one server stopped still starts within 200 ms of the release" {
-	server_kill q2
+	redis_stop q2
 	start_bg holder "${U3[@]}" run k -- sh -c \
 	    "$(hold_until_cmd "$D/go"); date +%s%N >\"$D/end\""
 	holder=$BG_PID

@@ -4,14 +4,6 @@
 
 load helpers
 
-# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" does not
-# fail a bats test unless it is the test's last command).
-refute_key() {
-	if key_exists "$1" "$2"; then
-		fail "key '$2' exists on $1"
-	fi
-}
-
 setup_file() {
 	redis_start main
 }
@@ -21,9 +13,6 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time a test loads it.
-	REDLOCK_URL="unix://$(redis_sock main)"
-	export REDLOCK_URL
 	redis_flush
 }
 

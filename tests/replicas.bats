@@ -2,7 +2,7 @@
 # --wait-replicas N [--wait-timeout DUR] (issue 5): WAIT after acquire and
 # after every renewal; fewer acknowledgements than N means not acquired
 # (released again) or, during run, a failed renewal.  A real master on TCP
-# (redis_start_tcp) and a real replica started with --replicaof.
+# (redis_start_tcp) and a real replica of it (redis_start_replica).
 
 load helpers
 
@@ -19,49 +19,26 @@ teardown_file() {
 }
 
 setup() {
-	MASTER_PORT=$(cat "$BATS_FILE_TMPDIR/master.port")
-	export REDLOCK_URL="redis://127.0.0.1:$MASTER_PORT"
 	replica_up
 	rcli master FLUSHALL >/dev/null
 	wait_until replica_empty
-	BG_PIDS=()
 	D=$BATS_TEST_TMPDIR
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs
 }
 
-# replica_start: a replica of the master on a free high TCP port (and a
-# unix socket for rcli replica ...), its pidfile, log and dir under
-# $BATS_FILE_TMPDIR/redis-replica (so redis_stop replica stops it by
-# pid); returns once INFO replication says master_link_status:up and
-# the master counts it as an online replica.
+# replica_start: the replica of the master (its port in the file
+# redis-replica/port), done once the master counts it as online;
+# REDLOCK_URL stays on the master.
 replica_start() {
-	local dir="$BATS_FILE_TMPDIR/redis-replica" master try port
+	local master
 	master=$(cat "$BATS_FILE_TMPDIR/master.port")
-	mkdir -p "$dir"
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		port=$(( 20000 + (RANDOM % 30000) ))
-		[ "$port" != "$master" ] || continue
-		redis-server --port "$port" --bind 127.0.0.1 \
-		    --replicaof 127.0.0.1 "$master" \
-		    --unixsocket "$dir/sock" --unixsocketperm 700 \
-		    --save '' --appendonly no --daemonize yes \
-		    --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log" \
-		    </dev/null 3>&- || continue
-		if redis_wait_ready "$dir/sock"; then
-			echo "$port" >"$dir/port"
-			break
-		fi
-		redis_stop replica
-	done
-	[ -e "$dir/port" ] || return 1
-	wait_until replica_linked || { cat "$dir/log" >&2; return 1; }
+	redis_start_replica replica "$master" || return 1
+	echo "$REDIS_PORT" >"$BATS_FILE_TMPDIR/redis-replica/port"
+	export REDLOCK_URL="redis://127.0.0.1:$master"
+	wait_until master_has_online_replica
 }
 
 # replica_up: start the replica again if a test stopped it.
@@ -77,9 +54,7 @@ replica_up() {
 
 replica_port() { cat "$BATS_FILE_TMPDIR/redis-replica/port"; }
 
-replica_linked() {
-	rcli replica INFO replication | tr -d '\r' |
-	    grep -qx 'master_link_status:up' &&
+master_has_online_replica() {
 	rcli master INFO replication | tr -d '\r' |
 	    grep -q '^slave0:.*state=online'
 }
@@ -95,27 +70,10 @@ replica_empty() { [ "$(rcli replica DBSIZE)" = 0 ]; }
 replica_clear_of() { [ "$(rcli replica EXISTS "$1" "{$1}:meta")" = 0 ]; }
 
 # GET on the replica, over its TCP port as the issue describes.
-replica_get() { redis-cli -p "$(replica_port)" GET "$1"; }
-
-key_gone() { ! key_exists "$1" "$2"; }
-
-start_bg() {
-	local name=$1
-	shift
-	redlock-cli "$@" </dev/null >"$D/$name.out" 2>"$D/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-wait_bg() {
-	BG_STATUS=0
-	wait "$1" || BG_STATUS=$?
-}
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+replica_get() { pcli "$(replica_port)" GET "$1"; }
 
 @test "the replica is a live replica of the master (fixture check)" {
-	[ "$(redis-cli -p "$(replica_port)" ROLE | head -1)" = slave ]
+	[ "$(pcli "$(replica_port)" ROLE | head -1)" = slave ]
 	rcli master SET probe 1 >/dev/null
 	wait_until test "$(replica_get probe)" = 1
 }

@@ -15,47 +15,12 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time it is loaded, and bats
-	# loads it again for every test: point at our server here.
-	export REDLOCK_URL="unix://$(redis_sock main)"
-	# The same for the ACL user of `make test-acl`.
-	if declare -F redis_acl_user >/dev/null; then
-		redis_acl_user "$(redis_sock main)"
-	fi
 	redis_flush
-	BG_PIDS=()
 }
 
-# Background redlock-cli processes of a test: stopped by their own pid.
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs
 }
-
-# start_bg NAME ARGS...: redlock-cli ARGS in the background with fd 3
-# closed, stdout and stderr in $BATS_TEST_TMPDIR/NAME.{out,err}; its pid
-# in BG_PID and BG_PIDS.
-start_bg() {
-	local name=$1
-	shift
-	redlock-cli "$@" </dev/null >"$BATS_TEST_TMPDIR/$name.out" \
-	    2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-# wait_bg PID: its exit status in BG_STATUS.
-wait_bg() {
-	BG_STATUS=0
-	wait "$1" || BG_STATUS=$?
-}
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-key_gone() { ! key_exists main "$1"; }
 
 clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 
@@ -65,38 +30,33 @@ run_usage() {
 	redlock-cli help run | sed -n '1s/^usage: //p'
 }
 
-# A holder that keeps k until the file $1 exists.
-hold_until_cmd() {
-	printf 'while [ ! -e %q ]; do sleep 0.05; done' "$1"
-}
-
 @test "run exits 0 when the command exits 0 and releases the lock" {
 	run --separate-stderr redlock-cli run k -- true
 	assert_success
 	assert_output ''
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run passes exit code 3 through" {
 	run --separate-stderr redlock-cli run k -- sh -c 'exit 3'
 	assert_failure 3
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run passes exit code 42 through" {
 	run --separate-stderr redlock-cli run k -- sh -c 'exit 42'
 	assert_failure 42
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run exits 137 when the command is killed by SIGKILL" {
 	run --separate-stderr redlock-cli run k -c 'kill -9 $$'
 	assert_failure 137
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run exits 126 for a file that is not executable" {
@@ -107,7 +67,7 @@ hold_until_cmd() {
 	assert_failure 126
 	assert_output ''
 	assert_stderr_line "redlock-cli: $f: Permission denied"
-	key_gone k
+	key_gone main k
 }
 
 @test "run exits 127 for a command that is not found" {
@@ -115,7 +75,7 @@ hold_until_cmd() {
 	assert_failure 127
 	assert_output ''
 	assert_stderr_line "redlock-cli: nosuchcmd: command not found"
-	key_gone k
+	key_gone main k
 }
 
 @test "run passes arguments with spaces and quotes verbatim" {
@@ -149,7 +109,7 @@ hold_until_cmd() {
 	assert_regex "${lines[2]}" '^[0-9]+$'
 	assert_equal "${lines[3]}" 5000
 	assert_equal "${lines[4]}" "${lines[1]}"
-	key_gone job
+	key_gone main job
 }
 
 @test "run gives each successive holder a larger REDLOCK_FENCE" {
@@ -175,7 +135,7 @@ hold_until_cmd() {
 	touch "$go"
 	wait_bg "$BG_PID"
 	assert_equal "$BG_STATUS" 0
-	key_gone k
+	key_gone main k
 	[ ! -s "$BATS_TEST_TMPDIR/holder.err" ]
 }
 
@@ -227,7 +187,7 @@ hold_until_cmd() {
 	assert_equal "$BG_STATUS" 0
 	[ -e "$marker" ]
 	[ ! -s "$BATS_TEST_TMPDIR/waiter.err" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run renews a 1s lock so that it stays held through a 3s command" {
@@ -251,7 +211,7 @@ hold_until_cmd() {
 	[ $(( $(now_ms) - start )) -ge 3000 ]
 	[ ! -e "$marker" ]
 	[ ! -s "$BATS_TEST_TMPDIR/holder.err" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run -c runs the string with /bin/sh -c" {
@@ -259,7 +219,7 @@ hold_until_cmd() {
 	assert_failure 5
 	assert_output $'/bin/sh\naxc'
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run without a command exits 64 with the usage" {
@@ -270,7 +230,7 @@ hold_until_cmd() {
 	usage=$(run_usage)
 	[[ $usage == "redlock-cli run KEY "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]]
 	assert_stderr_line "redlock-cli: run: missing command (usage: $usage)"
-	key_gone k
+	key_gone main k
 }
 
 @test "run with an empty command after -- exits 64 with the usage" {
@@ -290,7 +250,7 @@ hold_until_cmd() {
 	assert_output ''
 	assert_stderr_line "redlock-cli: run: give either -c STRING or -- CMD, not both"
 	[ ! -e "$marker" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run --min-hold 2s keeps the lock after a quick command, then lets it expire" {
@@ -307,7 +267,7 @@ hold_until_cmd() {
 	run --separate-stderr redlock-cli run k -n -- true
 	assert_failure 1
 	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
-	wait_until key_gone k
+	wait_until key_gone main k
 	gone_at=$(now_ms)
 	[ $(( gone_at - done_at )) -ge 1000 ]
 	[ $(( gone_at - done_at )) -lt 2500 ]
@@ -317,7 +277,7 @@ hold_until_cmd() {
 	run --separate-stderr redlock-cli run k --min-hold 100ms -- sleep 0.3
 	assert_success
 	[ -z "$stderr" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "run --min-hold -v says how long the lock is kept" {
@@ -364,7 +324,7 @@ hold_until_cmd() {
 	printf '%s\n' "$stderr" |
 	    grep -qE "^redlock-cli: acquired lock 'k' in [0-9.]+m?s, fence [0-9]+$" ||
 	    fail "no acquire line in: $stderr"
-	key_gone k
+	key_gone main k
 }
 
 # In a private mount namespace, a tmpfs over /dev holds a test syslog

@@ -12,7 +12,7 @@ setup_file() {
 	export SD="$BATS_FILE_TMPDIR"
 	redis_start_tcp m1 || return 1
 	export M1_PORT=$REDIS_PORT
-	redis_start_tcp m2 --replicaof 127.0.0.1 "$M1_PORT" || return 1
+	redis_start_replica m2 "$M1_PORT" || return 1
 	export M2_PORT=$REDIS_PORT
 	unset REDLOCK_URL REDIS_PORT
 	for s in s1 s2 s3; do
@@ -33,14 +33,9 @@ setup_file() {
 # Sentinels first (thawed, then stopped by their own pid), then the
 # two servers.
 teardown_file() {
-	local s pid i
+	local s
 	for s in s1 s2 s3; do
-		pid=$(cat "$SD/sent-$s/pid" 2>/dev/null) || continue
-		kill -CONT "$pid" 2>/dev/null
-		kill "$pid" 2>/dev/null
-		WAIT_TRIES=100 wait_until proc_gone "$pid" ||
-		    kill -9 "$pid" 2>/dev/null
-		rm -f "$SD/sent-$s/pid"
+		pidfile_stop "$SD/sent-$s"
 	done
 	redis_stop m1
 	redis_stop m2
@@ -48,8 +43,6 @@ teardown_file() {
 
 setup() {
 	D=$BATS_TEST_TMPDIR
-	BG_PIDS=()
-	unset REDLOCK_URL
 	# The master may have moved (failover test): wait until the three
 	# sentinels agree, the master says so itself and the other server
 	# replicates from it.  Sentinel converts a demoted master about 8 s
@@ -74,12 +67,9 @@ teardown() {
 		fi
 		rm -f "$SD/sent-$s/pid"
 		redis-sentinel "$SD/sent-$s/conf" </dev/null >/dev/null 2>&1 3>&-
-		wait_until sentinel_is_ours "$SD/sent-$s" "$(sentinel_port "$s")"
+		wait_until port_is_ours "$SD/sent-$s" "$(sentinel_port "$s")"
 	done
-	for pid in "${BG_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs
 	redis_stop stall
 	if [ -n "${SENTINEL_REMOVE:-}" ]; then
 		scli s2 SENTINEL REMOVE "$SENTINEL_REMOVE" >/dev/null || true
@@ -88,63 +78,27 @@ teardown() {
 
 # --- servers ----------------------------------------------------------
 
-# PID has exited (a daemon's zombie, not yet reaped by init, counts).
-proc_gone() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ -z "$state" ] || [ "$state" = Z ]
-}
-
-# A port in 20000-40000 that is free, and so is port+10000.
-free_port() {
-	local p try
-	for try in $(seq 1 50); do
-		p=$(( 20000 + RANDOM % 20000 ))
-		if ! ss -ltnH "( sport = :$p or sport = :$((p + 10000)) )" |
-		    grep -q .; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
-
 # sentinel_start NAME MASTER_PORT: a sentinel from its own (rewritable)
-# config file in $SD/sent-NAME, on a free port, retried on a collision.
+# config file in $SD/sent-NAME, on a free port.
 sentinel_start() {
-	local name=$1 mport=$2 dir="$SD/sent-$1" port try pid
-	mkdir -p "$dir"
-	for try in 1 2 3 4 5; do
-		port=$(free_port) || return 1
-		rm -f "$dir/pid"
-		cat >"$dir/conf" <<-EOF
-		port $port
-		bind 127.0.0.1
-		daemonize yes
-		pidfile $dir/pid
-		logfile $dir/log
-		dir $dir
-		sentinel monitor mymaster 127.0.0.1 $mport 2
-		sentinel down-after-milliseconds mymaster 1000
-		sentinel failover-timeout mymaster 5000
-		EOF
-		redis-sentinel "$dir/conf" </dev/null >/dev/null 2>&1 3>&- ||
-		    continue
-		if wait_until sentinel_is_ours "$dir" "$port"; then
-			echo "$port" >"$dir/port"
-			return 0
-		fi
-		pid=$(cat "$dir/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-	done
-	return 1
+	mkdir -p "$SD/sent-$1"
+	daemon_on_free_port "$SD/sent-$1" sentinel_launch "$SD/sent-$1" "$2"
 }
 
-# The process answering on PORT is the one in DIR/pid.
-sentinel_is_ours() {
-	local pid
-	pid=$(cat "$1/pid" 2>/dev/null) || return 1
-	redis-cli -p "$2" INFO server 2>/dev/null | tr -d '\r' |
-	    grep -qx "process_id:$pid"
+# sentinel_launch DIR MASTER_PORT PORT: one try of sentinel_start.
+sentinel_launch() {
+	cat >"$1/conf" <<-EOF
+	port $3
+	bind 127.0.0.1
+	daemonize yes
+	pidfile $1/pid
+	logfile $1/log
+	dir $1
+	sentinel monitor mymaster 127.0.0.1 $2 2
+	sentinel down-after-milliseconds mymaster 1000
+	sentinel failover-timeout mymaster 5000
+	EOF
+	redis-sentinel "$1/conf"
 }
 
 sentinel_pid() { cat "$SD/sent-$1/pid"; }
@@ -153,7 +107,7 @@ scli() {
 	local port
 	port=$(sentinel_port "$1")
 	shift
-	redis-cli -p "$port" "$@"
+	pcli "$port" "$@"
 }
 
 # sentinel_field NAME FIELD: a field of SENTINEL MASTER mymaster.
@@ -195,11 +149,6 @@ other_port() {
 	fi
 }
 
-pcli() {
-	local port=$1
-	shift
-	redis-cli -p "$port" "$@"
-}
 mcli() { pcli "$(master_port)" "$@"; }
 
 role_of() { pcli "$1" ROLE 2>/dev/null | head -n 1 | tr -d '\r'; }
@@ -225,20 +174,6 @@ replica_has_no_keys() { [ "$(pcli "$(other_port)" DBSIZE)" = 0 ]; }
 
 # A TCP port nobody listens on (for a dead sentinel).
 dead_port() { free_port; }
-
-# --- background processes ---------------------------------------------
-
-# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
-# stdout and stderr in $D/NAME.{out,err}; pid in BG_PID and BG_PIDS.
-start_bg() {
-	local name=$1
-	shift
-	redlock-cli "$@" </dev/null >"$D/$name.out" 2>"$D/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # --- acquire, release, run, status --------------------------------------
 

@@ -12,16 +12,7 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time a test loads it.
-	REDLOCK_URL="unix://$(redis_sock main)"
-	export REDLOCK_URL
 	redis_flush
-}
-
-# json_field NAME: the value of NAME in the one-line JSON object in $output.
-json_field() {
-	printf '%s\n' "$output" |
-	    sed -n 's/.*"'"$1"'":\("[^"]*"\|-\{0,1\}[0-9][0-9]*\|true\|false\).*/\1/p'
 }
 
 @test "status of a free lock prints 'free' and exits 1" {

@@ -15,15 +15,7 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time it is loaded, and bats
-	# loads it again for every test: point at our server here.
-	export REDLOCK_URL="unix://$(redis_sock main)"
-	# The same for the ACL user of `make test-acl`.
-	if declare -F redis_acl_user >/dev/null; then
-		redis_acl_user "$(redis_sock main)"
-	fi
 	redis_flush
-	BG_PIDS=()
 	D=$BATS_TEST_TMPDIR
 	write_child
 }
@@ -32,10 +24,7 @@ setup() {
 teardown() {
 	local pid
 	kill -CONT "$(redis_pid main)" 2>/dev/null || true
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
+	stop_bg_jobs KILL
 	for pid in $(cat "$D/ready" "$D/grandchild" 2>/dev/null); do
 		kill -KILL "$pid" 2>/dev/null || true
 	done
@@ -64,36 +53,9 @@ exit 7
 EOF
 }
 
-# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
-# output in $D/NAME.{out,err}, pid in BG_PID.  SIGINT and SIGQUIT are
-# reset to default: bash ignores them in background jobs.
-start_bg() {
-	local name=$1
-	shift
-	env --default-signal=INT,QUIT redlock-cli "$@" </dev/null \
-	    >"$D/$name.out" 2>"$D/$name.err" 3>&- &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-# wait_bg PID: its exit status in BG_STATUS.
-wait_bg() {
-	BG_STATUS=0
-	wait "$1" || BG_STATUS=$?
-}
-
 now_ns() { date +%s%N; }
-key_gone() { ! key_exists main "$1"; }
 child_ready() { [ -s "$D/ready" ]; }
 got_signal() { [ -s "$D/got" ]; }
-
-# proc_gone PID: no such process, or only a zombie left.
-proc_gone() {
-	local state
-	kill -0 "$1" 2>/dev/null || return 0
-	state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ "$state" = Z ]
-}
 
 # Number of times the child received SIG.
 got_count() { grep -c "^$1 " "$D/got" 2>/dev/null || true; }
@@ -117,7 +79,7 @@ forwarded() {
 	assert_equal "$(got_count "$sig")" 1
 	assert_equal "$(wc -l <"$D/got")" 1
 	[ ! -s "$D/runner.err" ]
-	key_gone k
+	key_gone main k
 }
 
 @test "SIGTERM sent to run reaches the command once, run exits with its status and releases the lock" {
@@ -155,7 +117,7 @@ forwarded() {
 	kill -KILL "$(cat "$D/ready")"
 	wait_bg "$BG_PID"
 	assert_equal "$BG_STATUS" 137
-	key_gone k
+	key_gone main k
 }
 
 @test "Ctrl-C at a terminal interrupts the command exactly once" {
@@ -167,14 +129,14 @@ forwarded() {
 		wait_until child_ready
 		printf '\003'
 		wait_until got_signal
-		wait_until key_gone k
+		wait_until key_gone main k
 	} | SHELL=/bin/sh script -qfec \
 	    "redlock-cli run k -- sh '$D/child.sh' INT" /dev/null \
 	    >"$D/tty.out" 3>&- || status=$?
 	assert_equal "$status" 7
 	assert_equal "$(got_count INT)" 1
 	assert_equal "$(wc -l <"$D/got")" 1
-	key_gone k
+	key_gone main k
 }
 
 @test "a lock overwritten by another owner sends SIGTERM to the command and run exits 75, leaving the key alone" {
@@ -281,7 +243,7 @@ forwarded() {
 	WAIT_TRIES=40 wait_until proc_gone "$child"
 	# Nobody released it: it is still there, until the TTL ends it.
 	key_exists main k
-	wait_until key_gone k
+	wait_until key_gone main k
 }
 
 @test "the command inherits no descriptor of redlock-cli" {

@@ -5,14 +5,6 @@
 
 load helpers
 
-# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" does not
-# fail a bats test unless it is the test's last command).
-refute_key() {
-	if key_exists "$1" "$2"; then
-		fail "key '$2' exists on $1"
-	fi
-}
-
 PASSWORD=s3cret
 
 setup_file() {
@@ -35,6 +27,8 @@ setup_file() {
 	redis_start_tcp dead
 	export DEAD_PORT=$REDIS_PORT
 	redis_stop dead
+	# redis_start_tcp pointed REDLOCK_URL at the last one.
+	export REDLOCK_URL=$MAIN_URL
 }
 
 teardown_file() {
@@ -45,8 +39,6 @@ teardown_file() {
 }
 
 setup() {
-	# helpers.bash unsets REDLOCK_URL each time a test loads it.
-	export REDLOCK_URL=$MAIN_URL
 	redis_flush
 	redis_flush tcp
 	REDISCLI_AUTH=$PASSWORD rcli auth FLUSHALL >/dev/null

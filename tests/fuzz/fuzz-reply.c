@@ -3,10 +3,9 @@
  * server bytes are interpreted (conn_feed(), conn_on_reply(),
  * conn_classify_error()).
  *
- * With the layer split into conn*.c, conn-impl.h declares struct conn and
- * conn_feed() for its files, and this target uses it like one of them.
- * Before the split conn_feed() was static in conn.c, which is then
- * included here so that no test hook enters the product.  A conn is built
+ * conn-impl.h declares struct conn and conn_feed() for the connection
+ * layer's files, and this target uses it like one of them, so no test
+ * hook enters the product.  A conn is built
  * in memory, with no socket (fd -1), as conn_begin() leaves it after
  * sending a command.
  *
