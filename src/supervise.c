@@ -50,6 +50,8 @@ struct supervisor {
 	int				 is_lost;
 	int				 lost_not_owner;
 	int				 is_killed;
+	int				 is_reaped;
+	int				 status;	/* the child's */
 	int64_t				 kill_at_ns;
 	char				 last_error[512];
 };
@@ -61,6 +63,7 @@ static void	 supervise_lose(struct supervisor *, const char *);
 static void	 supervise_finish(struct supervisor *);
 static int	 supervise_status_code(int);
 static void	 supervise_job_stop(struct supervisor *);
+static int	 supervise_reap(struct supervisor *);
 
 void
 supervise_ignore_sigpipe(void)
@@ -141,6 +144,35 @@ supervise_job_stop(struct supervisor *s)
 	(void)kill(-s->child, SIGCONT);
 }
 
+/*
+ * Has the command exited?  Reaps it (1), or handles a stop, or not yet
+ * (0).  Checked before the lock is declared lost, so a command that ended
+ * while a renewal was still trying is not reported as cut short: a
+ * renewal never runs past the lock's validity, so it ended in time.
+ */
+static int
+supervise_reap(struct supervisor *s)
+{
+	pid_t w;
+
+	if (s->is_reaped)
+		return (1);
+	w = waitpid(s->child, &s->status, WNOHANG | WUNTRACED);
+	if (w == s->child && WIFSTOPPED(s->status)) {
+		supervise_job_stop(s);
+		return (0);
+	}
+	if (w == s->child || (w == -1 && errno == ECHILD)) {
+		if (w == -1) {
+			log_warn("waitpid");
+			s->status = 0;
+		}
+		s->is_reaped = 1;
+		return (1);
+	}
+	return (0);
+}
+
 /* Exit status of run for a child's wait status, as a shell reports it. */
 static int
 supervise_status_code(int status)
@@ -194,6 +226,8 @@ supervise_renew(struct supervisor *s, int64_t now)
 		log_debug("renewed lock '%s'", s->lock->user_key);
 		return;
 	}
+	if (supervise_reap(s))
+		return;		/* done in time: nothing was lost */
 	if (rc == EXIT_NOT_OWNER) {
 		s->lost_not_owner = 1;
 		supervise_lose(s, s->lock->not_owner == LOCK_OTHER ?
@@ -258,8 +292,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	siginfo_t		 info;
 	struct timespec		 ts;
 	int64_t			 now, wake, ttl_ns;
-	pid_t			 parent = getpid(), w;
-	int			 i, sig, status = 0, have_deadline;
+	pid_t			 parent = getpid();
+	int			 i, sig, have_deadline;
 
 	memset(&s, 0, sizeof(s));
 	s.lock = l;
@@ -310,6 +344,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	(void)setpgid(s.child, s.child);
 
 	for (;;) {
+		if (supervise_reap(&s))
+			break;
 		now = clock_mono_ns();
 		if (!s.is_lost &&
 		    now >= l->valid_until_ns - s.margin_ns) {
@@ -348,9 +384,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		}
 		sig = sigtimedwait(&set, &info, have_deadline ? &ts : NULL);
 		if (sig == -1) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			fatal(EXIT_UNAVAILABLE, "sigtimedwait");
+			/* EAGAIN: a deadline; EINTR; nothing else can be. */
+			continue;
 		}
 		if (sig != SIGCHLD) {
 			log_debug("forwarding SIG%s to the command",
@@ -360,21 +395,10 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 				    signame_name(sig));
 			continue;
 		}
-		w = waitpid(s.child, &status, WNOHANG | WUNTRACED);
-		if (w == s.child && WIFSTOPPED(status)) {
-			supervise_job_stop(&s);
-			continue;
-		}
-		if (w == s.child)
-			break;
-		if (w == -1 && errno != EINTR) {
-			log_warn("waitpid");
-			status = 0;
-			break;
-		}
+		/* SIGCHLD: the top of the loop reaps. */
 	}
 	supervise_finish(&s);
 	if (s.is_lost)
 		return (o->lost_exit_code);
-	return (supervise_status_code(status));
+	return (supervise_status_code(s.status));
 }

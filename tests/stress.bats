@@ -60,7 +60,7 @@ EOF
 	assert_line --regexp '^stress: .* 3 servers, .*overlaps 0, stale writes accepted 0, .*locks leaked 0$'
 }
 
-@test "stress: a lock that does not exclude is caught (overlaps, in-lock rejects)" {
+@test "stress: a lock that does not exclude is caught: overlaps, exit 1" {
 	# A stand-in for redlock-cli: hands out growing fences, takes no lock.
 	cat >"$BATS_TEST_TMPDIR/no-lock" <<'EOF'
 #!/bin/bash
