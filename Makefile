@@ -78,6 +78,10 @@ test-acl: $(PROG) $(UNIT)
 bench: $(PROG)
 	bash bench/run.sh
 
+# The peers bench/run.sh compares against: etcd, node-redlock, gnuplot.
+bench-deps:
+	bash bench/deps.sh
+
 demo: deps $(PROG)
 	@sh tests/demo.sh
 
@@ -120,7 +124,7 @@ uninstall:
 clean:
 	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
 
-.PHONY: all deps test test-acl valgrind bench demo sanitize lint install uninstall clean
+.PHONY: all deps test test-acl valgrind bench bench-deps demo sanitize lint install uninstall clean
 
 # libFuzzer targets (make fuzz; FUZZ_SECONDS per target) and the stress
 # run with its history checker (make stress).
