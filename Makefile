@@ -69,7 +69,7 @@ $(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 test: $(PROG) $(UNIT)
-	bats tests/
+	bats tests/ tests/faults/
 
 # The whole suite again, with redlock-cli as a least-privilege ACL user.
 test-acl: $(PROG) $(UNIT)
@@ -93,7 +93,7 @@ sanitize:
 	$(MAKE) clean
 	$(MAKE) CFLAGS="$(SANFLAGS)" $(PROG) $(UNIT)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:exitcode=99 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bats tests/; \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bats tests/ tests/faults/; \
 	rc=$$?; $(MAKE) clean; $(MAKE) $(PROG); exit $$rc
 
 # The suite with redlock-cli under valgrind memcheck (tests/helpers.bash

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# Fault injection (issue 7): the network between redlock-cli and a real
+# server, through tests/fakes/proxy.c: a blackholed connection, a reply
+# lost mid-command, a connection dropped during a run, and replies slower
+# than the I/O timeout during renewals.
+
+load ../helpers
+load faults
+
+setup_file() {
+	build_fake proxy
+	redis_start_tcp net
+	echo "$REDIS_PORT" >"$BATS_FILE_TMPDIR/net-port"
+}
+
+teardown_file() {
+	redis_stop net
+}
+
+setup() {
+	slow_skip
+	D=$BATS_TEST_TMPDIR
+	BG_PIDS=()
+	redis_acl_user "$(redis_sock net)"
+	redis_flush net
+	DIRECT="redis://127.0.0.1:$(cat "$BATS_FILE_TMPDIR/net-port")"
+	# Scripts cached on the server, so that EVALSHA runs at once: a
+	# request that gets through the proxy takes effect.
+	redlock-cli -u "$DIRECT" run warm -- true
+	redis_flush net
+	proxy_start p "$(cat "$BATS_FILE_TMPDIR/net-port")"
+	URL=$(proxy_url p)
+	write_child
+}
+
+teardown() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ -s "$D/started" ]; then
+		kill -KILL "$(child_pid)" 2>/dev/null || true
+	fi
+	proxy_stop p
+}
+
+@test "blackholed connection: acquire exits 69 within its I/O timeouts, nothing reaches the server, no key is left" {
+	local t0 elapsed
+	proxy_mode p blackhole
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock-cli -u "$URL" --io-timeout 300ms \
+	    acquire k -t 5s -n
+	elapsed=$(($(now_ms) - t0))
+	assert_output ""
+	assert_equal "$stderr" "redlock-cli: $URL: no reply within 300ms"
+	# One I/O timeout for the attempt, one for the forget-attempt.
+	assert_lt "$elapsed" 1500 "ms taken"
+	[ "$(proxy_stat p up)" -gt 0 ] || fail "nothing was sent"
+	assert_equal "$(keys_of net)" ""
+
+	proxy_mode p pass
+	run -0 redlock-cli -u "$URL" acquire k -t 5s -n
+	assert_equal "$(rcli net GET k)" "$output"
+}
+
+@test "reply lost mid-command (mute): acquire exits 69, the server took the lock, and the blind forget-attempt removed it" {
+	local t0 elapsed
+	proxy_mode p mute
+	t0=$(now_ms)
+	run -69 --separate-stderr redlock-cli -u "$URL" --io-timeout 300ms \
+	    acquire k -t 30s -n
+	elapsed=$(($(now_ms) - t0))
+	assert_output ""
+	assert_equal "$stderr" "redlock-cli: $URL: no reply within 300ms"
+	assert_lt "$elapsed" 1500 "ms taken"
+	# The acquire ran on the server (the fence moved) ...
+	assert_equal "$(rcli net GET '{k}:fence')" 1
+	# ... and so did the compare-and-delete that followed it, although
+	# its answer was lost too: no 30 s lock held by nobody.
+	assert_no_lock net k
+
+	proxy_mode p pass
+	run -0 redlock-cli -u "$URL" acquire k -t 5s -n
+}
+
+@test "connection dropped for less than the validity during a run: the renewal reconnects, the lock stays ours, run exits 0" {
+	local token
+	start_bg runner -v -u "$URL" run k -t 3s -- sh "$D/child.sh" 2.6
+	wait_until child_started
+	token=$(child_token)
+	proxy_mode p drop
+	# A renewal (every second) fails while the proxy refuses us.
+	WAIT_TRIES=60 wait_until grep -q "renewal of lock 'k' failed" \
+	    "$D/runner.err" || fail "no failed renewal: $(cat "$D/runner.err")"
+	# The lock is still ours on the server all along.
+	assert_equal "$(rcli net GET k)" "$token"
+	proxy_mode p pass
+
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	[ -e "$D/finished" ]
+	[ ! -s "$D/got" ] || fail "the command was signalled: $(cat "$D/got")"
+	bg_stderr runner
+	assert_stderr_match "redlock-cli: renewal of lock 'k' failed, retrying: ($URL: (connection closed by the server|read failed: .*)|cannot connect to $URL: Connection refused)"
+	assert_stderr_count "redlock-cli: released lock 'k'" 1
+	assert_stderr_count "redlock-cli: lock 'k' lost: .*" 0
+	assert_no_lock net k
+	[ "$(proxy_stat p accepted)" -ge 2 ] || fail "no reconnection"
+}
+
+@test "proxy delay above the I/O timeout during renewals: the lock is lost, the child gets SIGTERM before the TTL ends, run exits 75" {
+	local t0 got_at
+	t0=$(now_ns)
+	start_bg runner -u "$URL" --io-timeout 200ms run k -t 1s -- \
+	    sh "$D/child.sh" 10
+	wait_until child_started
+	proxy_mode p delay 400
+
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(child_got_count TERM)" 1
+	got_at=$(child_got_at)
+	# The lock was taken after t0: its TTL ends after t0 + 1 s.
+	assert_lt "$((got_at - t0))" 1000000000 "ns from the start to SIGTERM"
+	bg_stderr runner
+	assert_stderr_count "redlock-cli: lock 'k' lost: (renewal failed|no renewal succeeded in time): $URL: no reply within [0-9.]+(ms|s); last confirmed [0-9.]+(ms|s) ago; sending SIGTERM to the command" 1
+	# The delayed requests still arrive (an extend among them can push
+	# the expiry by one TTL), then the key expires.
+	WAIT_TRIES=80 wait_until key_absent net k ||
+	    fail "k still there: PTTL $(rcli net PTTL k)"
+	assert_no_lock net k
+}
