@@ -73,7 +73,7 @@ test: $(PROG) $(UNIT)
 
 # The whole suite again, with redlock-cli as a least-privilege ACL user.
 test-acl: $(PROG) $(UNIT)
-	REDLOCK_TEST_ACL=1 bats tests/
+	REDLOCK_TEST_ACL=1 bats tests/ tests/faults/
 
 bench: $(PROG)
 	bash bench/run.sh
@@ -99,12 +99,12 @@ sanitize:
 # The suite with redlock-cli under valgrind memcheck (tests/helpers.bash
 # puts a wrapper first on PATH); timing-bound tests skip themselves.
 valgrind: $(PROG) $(UNIT)
-	REDLOCK_TEST_VALGRIND=1 bats tests/
+	REDLOCK_TEST_VALGRIND=1 bats tests/ tests/faults/
 
 lint:
 	mandoc -Tlint -W warning $(MAN)
 	groff -mandoc -ww -z $(MAN)
-	shellcheck -s bash completions/redlock-cli.bash tests/*.bash bench/*.sh
+	shellcheck -s bash completions/redlock-cli.bash tests/*.bash tests/faults/*.bash bench/*.sh
 	bash -n completions/redlock-cli.bash
 
 install: $(PROG)

@@ -104,6 +104,7 @@ script_calls() {
 }
 
 @test "acquire -w 300ms waits about 300ms, then exits 1" {
+	skip_if_slow
 	run -0 redlock-cli acquire k
 	local start end
 	start=$(now_ms)
@@ -118,6 +119,7 @@ script_calls() {
 }
 
 @test "acquire -w 0 fails at once, like -n" {
+	skip_if_slow
 	run -0 redlock-cli acquire k
 	local start end
 	start=$(now_ms)
@@ -136,6 +138,7 @@ script_calls() {
 }
 
 @test "acquire without -n or -w waits until the holder releases" {
+	skip_if_slow
 	run -0 redlock-cli acquire k
 	local holder=$output pid start end
 	rcli main CONFIG RESETSTAT >/dev/null
@@ -158,6 +161,7 @@ script_calls() {
 }
 
 @test "a waiter gets the lock when the holder's TTL expires" {
+	skip_if_slow
 	local start end
 	start=$(now_ms)
 	run -0 redlock-cli acquire k -t 600ms

@@ -91,6 +91,7 @@ EOF
 # --- waking -----------------------------------------------------------
 
 @test "hand-off starts the waiter's command well under 100 ms after the holder's command ends (median of 5)" {
+	skip_if_slow
 	local i holder waiter gaps=() median
 	for i in 1 2 3 4 5; do
 		rm -f "$D/go" "$D/end" "$D/start"
@@ -117,6 +118,7 @@ EOF
 }
 
 @test "a lock that is never released wakes a waiter at its expiry" {
+	skip_if_slow
 	local t0 elapsed
 	t0=$(now_ms)
 	run --separate-stderr redlock-cli acquire k -t 700ms
@@ -132,6 +134,7 @@ EOF
 }
 
 @test "acquire -w 1.2s gives up 1.2 s later (within 50 ms plus start-up)" {
+	skip_if_slow
 	local t0 elapsed
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
@@ -147,6 +150,7 @@ EOF
 }
 
 @test "run -w 1.2s gives up 1.2 s later (within 50 ms plus start-up) without running its command" {
+	skip_if_slow
 	local t0 elapsed
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
@@ -246,6 +250,7 @@ EOF
 }
 
 @test "--fair: a SIGKILLed waiter at the head of the queue does not block the next one" {
+	skip_if_slow
 	local tok dead next t_release t_start
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
@@ -308,6 +313,7 @@ EOF
 # --- semaphores ---------------------------------------------------------
 
 @test "--limit 3: three holders get in, a fourth -n exits 1, a release lets a waiting fourth in" {
+	skip_if_slow
 	local toks=() i t_release elapsed
 	for i in 1 2 3; do
 		run --separate-stderr redlock-cli acquire k --limit 3 -t 30s
@@ -445,6 +451,7 @@ EOF
 }
 
 @test "an expired semaphore holder's slot is reclaimed" {
+	skip_if_slow
 	local until
 	run --separate-stderr redlock-cli acquire k --limit 1 -t 300ms
 	assert_success
@@ -459,6 +466,7 @@ EOF
 }
 
 @test "an expired holder's slot is reclaimed while other holders keep the key alive" {
+	skip_if_slow
 	local short long until fresh
 	run --separate-stderr redlock-cli acquire k --limit 2 -t 300ms
 	assert_success
@@ -486,7 +494,7 @@ EOF
 
 @test "a mutex used with --limit exits 64 and the lock is unchanged" {
 	local tok
-	run --separate-stderr redlock-cli acquire k -t 30s
+	run --separate-stderr redlock-cli acquire k -t 300s
 	assert_success
 	tok=$output
 	local msg="redlock-cli: lock 'k' is a mutex: it cannot be used with --limit"
@@ -513,7 +521,7 @@ EOF
 	assert_stderr_line "$msg"
 	assert_equal "$(rcli main TYPE k)" string
 	assert_equal "$(rcli main GET k)" "$tok"
-	[ "$(rcli main PTTL k)" -gt 25000 ]
+	[ "$(rcli main PTTL k)" -gt 250000 ]
 }
 
 @test "a semaphore used without --limit exits 64 and the semaphore is unchanged" {

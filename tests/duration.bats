@@ -209,7 +209,7 @@ check_bad() {
 }
 
 @test "extend -t 1.5m sets the PTTL to 90 seconds" {
-	run -0 redlock-cli acquire k -t 1s
+	run -0 redlock-cli acquire k -t 10s
 	run -0 redlock-cli extend k --token "$output" -t 1.5m
 	local t
 	t=$(rcli main PTTL k)

@@ -147,6 +147,7 @@ expect_fail() {
 }
 
 @test "a server that never answers: exit 69 after --io-timeout" {
+	skip_if_slow
 	need_socat
 	local url failed='' cmd start end
 	url=$(fake_url stall)
@@ -171,6 +172,7 @@ expect_fail() {
 }
 
 @test "a server that never answers: the default --io-timeout is 1s" {
+	skip_if_slow
 	need_socat
 	local url start end
 	url=$(fake_url stall)
@@ -185,6 +187,7 @@ expect_fail() {
 }
 
 @test "a waiting acquire gives up on a server that never answers" {
+	skip_if_slow
 	need_socat
 	local url start end
 	url=$(fake_url stall)

@@ -120,8 +120,7 @@ proc_alive() {
 # proc_gone PID: exited (a zombie that init has not reaped yet counts).
 proc_gone() { ! proc_alive "$1"; }
 
-# pidfile_stop DIR: thaw and SIGTERM the daemon in DIR/pid, wait for it
-# (SIGKILL after about 5 s), remove the pidfile.
+# pidfile_stop DIR: stop the daemon in DIR/pid (TERM, KILL after 5 s), wait.
 pidfile_stop() {
 	local dir=$1 pid _
 	pid=$(cat "$dir/pid" 2>/dev/null) || return 0
@@ -175,8 +174,7 @@ assert_stderr_line() {
 # now_ms: the wall clock in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" fails a
-# bats test only as its last command).
+# refute_key NAME KEY: fail unless KEY is absent (a bare "! cmd" would not).
 refute_key() {
 	if key_exists "$1" "$2"; then
 		fail "key '$2' exists on $1"
@@ -189,8 +187,7 @@ key_gone() { ! key_exists "$1" "$2"; }
 # pttl KEY: the PTTL of KEY on the main server.
 pttl() { rcli main PTTL "$1"; }
 
-# json_field NAME: NAME's value in the one-line JSON object in $output
-# (a string keeps its quotes); jq is not required.
+# json_field NAME: NAME's value in the one-line JSON $output, without jq.
 # shellcheck disable=SC2154 # $output is set by bats' run
 json_field() {
 	printf '%s\n' "$output" |
@@ -202,19 +199,16 @@ blocked_on() {
 	rcli "$1" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
 }
 
-# hold_until_cmd FILE: a shell command (for run -c or sh -c) that keeps
-# running until FILE exists.
+# hold_until_cmd FILE: a sh command line that runs until FILE exists.
 hold_until_cmd() {
 	printf 'while [ ! -e %q ]; do sleep 0.05; done' "$1"
 }
 
-# start_bg NAME ARGS...: redlock-cli ARGS in the background, fd 3 closed,
-# SIGINT and SIGQUIT at their defaults (bash ignores them in background
-# jobs), output in $BATS_TEST_TMPDIR/NAME.{out,err}; pid in BG_PID and
-# appended to BG_PIDS.
+# start_bg NAME ARGS...: redlock-cli in the background; BG_PID, NAME.{out,err}.
 start_bg() {
 	local name=$1
 	shift
+	# fd 3 closed for bats; SIGINT and SIGQUIT back from bash's SIG_IGN.
 	env --default-signal=INT,QUIT redlock-cli "$@" </dev/null \
 	    >"$BATS_TEST_TMPDIR/$name.out" 2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
 	BG_PID=$!
@@ -228,8 +222,7 @@ wait_bg() {
 	wait "$1" || BG_STATUS=$?
 }
 
-# stop_bg_jobs [SIG]: send SIG (TERM) to every pid in BG_PIDS and reap
-# it; for teardown, so that nothing of a test outlives it.
+# stop_bg_jobs [SIG]: for teardown: SIG (TERM) to each of BG_PIDS, reaped.
 stop_bg_jobs() {
 	local pid
 	for pid in "${BG_PIDS[@]}"; do
@@ -238,8 +231,7 @@ stop_bg_jobs() {
 	done
 }
 
-# redis_start_replica NAME MASTER_PORT [args...]: redis_start_tcp NAME as
-# a replica of 127.0.0.1:MASTER_PORT, done once its link is up.
+# redis_start_replica NAME MASTER_PORT [args...]: a TCP replica, once linked.
 redis_start_replica() {
 	local name=$1 master=$2
 	shift 2
@@ -264,8 +256,7 @@ pcli() {
 	redis-cli -p "$port" "$@"
 }
 
-# free_port: a TCP port in 20000-39999 that is free, and so is port+10000
-# (a cluster node's bus port).
+# free_port: a free port in 20000-39999, and port+10000 (cluster bus) too.
 free_port() {
 	local p _
 	for _ in $(seq 1 50); do
@@ -279,8 +270,7 @@ free_port() {
 	return 1
 }
 
-# port_is_ours DIR PORT: the process answering on PORT is the one in
-# DIR/pid (and not somebody else's server on a port we thought free).
+# port_is_ours DIR PORT: the server answering on PORT is the one in DIR/pid.
 port_is_ours() {
 	local pid
 	pid=$(cat "$1/pid" 2>/dev/null) || return 1
@@ -288,9 +278,7 @@ port_is_ours() {
 	    grep -qx "process_id:$pid"
 }
 
-# daemon_on_free_port DIR CMD...: CMD ARGS... PORT starts a daemon that
-# listens on PORT (a free_port) and writes DIR/pid; retried when another
-# process took the port first.  The port is then in DIR/port.
+# daemon_on_free_port DIR CMD...: CMD... PORT until port_is_ours; DIR/port.
 daemon_on_free_port() {
 	local dir=$1 port pid _
 	shift

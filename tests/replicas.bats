@@ -75,7 +75,7 @@ replica_get() { pcli "$(replica_port)" GET "$1"; }
 @test "the replica is a live replica of the master (fixture check)" {
 	[ "$(pcli "$(replica_port)" ROLE | head -1)" = slave ]
 	rcli master SET probe 1 >/dev/null
-	wait_until test "$(replica_get probe)" = 1
+	wait_until eval '[ "$(replica_get probe)" = 1 ]'
 }
 
 @test "--wait-replicas 1: acquire succeeds and the replica already has the key with the token" {
@@ -90,6 +90,7 @@ replica_get() { pcli "$(replica_port)" GET "$1"; }
 }
 
 @test "--wait-replicas 1 --wait-timeout 300ms with the replica stopped: acquire exits 69 and leaves no key on the master" {
+	skip_if_slow
 	redis_stop replica
 	t0=$(now_ms)
 	run --separate-stderr redlock-cli --wait-replicas 1 --wait-timeout 300ms \
@@ -137,6 +138,7 @@ replica_get() { pcli "$(replica_port)" GET "$1"; }
 }
 
 @test "run --wait-replicas 1 works while the replica is up: renews, exits 0, and the replica saw the lock" {
+	skip_if_slow
 	run --separate-stderr redlock-cli --wait-replicas 1 --wait-timeout 500ms \
 	    run k -t 1s -- sh -c \
 	    'redis-cli -p "$1" GET k; sleep 1.5; redis-cli -p "$1" PTTL k' \
@@ -154,6 +156,7 @@ replica_get() { pcli "$(replica_port)" GET "$1"; }
 }
 
 @test "run --wait-replicas 1: the replica stopping during the run fails the renewals, the child gets SIGTERM and run exits 75" {
+	skip_if_slow
 	start_bg holder --wait-replicas 1 --wait-timeout 200ms run k -t 1s -- \
 	    sh -c 'trap "echo TERM >\"\$1/marker\"; exit 0" TERM
 	           touch "$1/started"; sleep 5 & wait; touch "$1/finished"' \

@@ -103,12 +103,7 @@ sentinel_launch() {
 
 sentinel_pid() { cat "$SD/sent-$1/pid"; }
 sentinel_port() { cat "$SD/sent-$1/port"; }
-scli() {
-	local port
-	port=$(sentinel_port "$1")
-	shift
-	pcli "$port" "$@"
-}
+scli() { pcli "$(sentinel_port "$1")" "${@:2}"; }
 
 # sentinel_field NAME FIELD: a field of SENTINEL MASTER mymaster.
 sentinel_field() {
@@ -237,6 +232,7 @@ dead_port() { free_port; }
 }
 
 @test "a dead sentinel listed first is skipped: acquire and release work through the next one" {
+	skip_if_slow
 	dead=$(dead_port)
 	url="redis-sentinel://127.0.0.1:$dead,127.0.0.1:$S2_PORT,127.0.0.1:$S3_PORT/mymaster"
 	start=$(now_ms)
@@ -263,6 +259,7 @@ dead_port() { free_port; }
 }
 
 @test "an unresponsive first sentinel (accepts, never answers) is skipped within the timeouts: acquire still works" {
+	skip_if_slow
 	# A SIGSTOPped redis-server stands in for a hung sentinel (freezing
 	# a real one would put it in TILT mode for 30 s).
 	redis_start_tcp stall
@@ -408,7 +405,8 @@ marker_ts() { sed -n "s/^$2 //p" "$1" | head -n 1; }
 
 	# The failover did happen while the first holder ran.
 	[ -n "$switched_ms" ]
-	[ "$n" -ge 5 ]
+	# Some second holders did try while the first one held the lock.
+	[ "$n" -ge 2 ]
 	start_ms=$(marker_ts "$D/first.mark" start)
 	if marker_has "$D/first.mark" end; then
 		stop_ms=$(marker_ts "$D/first.mark" end)

@@ -10,7 +10,6 @@ setup_file() {
 }
 
 teardown_file() {
-	kill -CONT "$(redis_pid main)" 2>/dev/null || true
 	redis_stop main
 }
 
@@ -168,6 +167,7 @@ forwarded() {
 }
 
 @test "a paused server makes run signal the command before the 1s TTL has passed and exit 75" {
+	skip_if_slow
 	local pid t0 ms
 	pid=$(redis_pid main)
 	start_bg runner --io-timeout 200ms run k -t 1s -- sh "$D/child.sh" TERM
@@ -188,6 +188,7 @@ forwarded() {
 }
 
 @test "a command that does not exit on SIGTERM is SIGKILLed, with its group, when the lost lock expires" {
+	skip_if_slow
 	local term_ns end_ns ms gc
 	start_bg runner run k -t 1s -- sh -c '
 	    (trap "" TERM; exec sleep 300) &
@@ -214,6 +215,7 @@ forwarded() {
 }
 
 @test "--kill-after 300ms SIGKILLs a command that does not exit on SIGTERM before the lock expires" {
+	skip_if_slow
 	local term_ns end_ns ms
 	start_bg runner run k -t 1s --kill-after 300ms -- \
 	    sh "$D/child.sh" TERM STAY
@@ -233,6 +235,7 @@ forwarded() {
 }
 
 @test "SIGKILL of run takes the command down within 2s and the lock expires by its TTL" {
+	skip_if_slow
 	local child
 	start_bg runner run k -t 2s -- sh "$D/child.sh" TERM STAY
 	wait_until child_ready
@@ -279,14 +282,17 @@ forwarded() {
 	(( 16#$ign & 1 )) || fail "SIGHUP not ignored in the command: $ign"
 }
 
-@test "the command starts with default dispositions when nothing was ignored" {
+@test "the command starts with exactly the ignored signals redlock-cli was started with" {
+	# Not all zeros: make and some CI runners start us with signals
+	# ignored.  What matters is that redlock-cli adds none (it ignores
+	# SIGPIPE itself, and must not pass that on).
 	run --separate-stderr bash -c '
 	    grep SigIgn /proc/self/status
 	    exec redlock-cli run k -- grep SigIgn /proc/self/status' 3>&-
 	assert_success
 	[ -z "$stderr" ]
-	assert_equal "${lines[0]}" $'SigIgn:\t0000000000000000'
-	assert_equal "${lines[1]}" $'SigIgn:\t0000000000000000'
+	assert_equal "${#lines[@]}" 2
+	assert_equal "${lines[1]}" "${lines[0]}"
 }
 
 @test "the command starts with an empty signal mask" {

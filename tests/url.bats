@@ -159,6 +159,7 @@ BAD_URLS=(
 }
 
 @test "a TCP port nobody listens on exits 69 at once" {
+	skip_if_slow
 	local start=$SECONDS
 	run --separate-stderr redlock-cli -u "redis://127.0.0.1:$DEAD_PORT" \
 	    acquire k
