@@ -19,6 +19,7 @@ static void	 conn_append(struct conn *, int, const char **,
 static void	 conn_log_command(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_on_readable(struct conn *);
+static void	 conn_io_failed(struct conn *, const char *, const char *);
 
 /* Append one formatted command to the output buffer. */
 static void
@@ -189,19 +190,24 @@ conn_on_writable(struct conn *c)
 			n = send(c->fd, c->out + c->out_off, c->out_len -
 			    c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n == -1) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			if (c->tls != NULL)
-				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
-				    c->url->display, err);
-			else
-				conn_fail(c, CONN_UNAVAILABLE, "%s: write "
-				    "failed: %s", c->url->display,
-				    strerror(errno));
+			if (errno != EAGAIN && errno != EINTR)
+				conn_io_failed(c, "write", err);
 			return;
 		}
 		c->out_off += (size_t)n;
 	}
+}
+
+/* A read or write failed: TLS has said why in tls_err, a socket in errno. */
+static void
+conn_io_failed(struct conn *c, const char *what, const char *tls_err)
+{
+	if (c->tls != NULL)
+		conn_fail(c, CONN_UNAVAILABLE, "%s: %s", c->url->display,
+		    tls_err);
+	else
+		conn_fail(c, CONN_UNAVAILABLE, "%s: %s failed: %s",
+		    c->url->display, what, strerror(errno));
 }
 
 static void
@@ -217,15 +223,8 @@ conn_on_readable(struct conn *c)
 		else
 			n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n == -1) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			if (c->tls != NULL)
-				conn_fail(c, CONN_UNAVAILABLE, "%s: %s",
-				    c->url->display, err);
-			else
-				conn_fail(c, CONN_UNAVAILABLE, "%s: read "
-				    "failed: %s", c->url->display,
-				    strerror(errno));
+			if (errno != EAGAIN && errno != EINTR)
+				conn_io_failed(c, "read", err);
 			return;
 		}
 		if (n == 0) {

@@ -70,6 +70,7 @@ struct tls_conn {
 
 static int	 tls_load(char *, size_t);
 static void	 tls_ssl_error(const char *, char *, size_t);
+static int	 tls_would_block(int, int *);
 
 /* Resolve every function we use, or say which one is missing. */
 static int
@@ -283,6 +284,17 @@ tls_handshake(struct tls_conn *t, int *want_write, char *err, size_t len)
 	return (-1);
 }
 
+/* SSL_ERROR_WANT_*: wait for the socket, as EAGAIN says for a socket. */
+static int
+tls_would_block(int e, int *want_write)
+{
+	if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+		return (0);
+	*want_write = e == SSL_ERROR_WANT_WRITE;
+	errno = EAGAIN;
+	return (1);
+}
+
 /*
  * Read or write like recv/send: > 0 bytes, 0 end of stream (read), -1
  * with errno EAGAIN to wait (*want_write says for what), or -1 with errno
@@ -299,11 +311,8 @@ tls_read(struct tls_conn *t, void *buf, size_t n, int *want_write,
 	    INT32_MAX : n))) > 0)
 		return (rc);
 	e = tls.p_SSL_get_error(t->ssl, rc);
-	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-		*want_write = e == SSL_ERROR_WANT_WRITE;
-		errno = EAGAIN;
+	if (tls_would_block(e, want_write))
 		return (-1);
-	}
 	if (e == SSL_ERROR_ZERO_RETURN ||
 	    (e == SSL_ERROR_SYSCALL && errno == 0))
 		return (0);
@@ -323,11 +332,8 @@ tls_write(struct tls_conn *t, const void *buf, size_t n, int *want_write,
 	    INT32_MAX : n))) > 0)
 		return (rc);
 	e = tls.p_SSL_get_error(t->ssl, rc);
-	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-		*want_write = e == SSL_ERROR_WANT_WRITE;
-		errno = EAGAIN;
+	if (tls_would_block(e, want_write))
 		return (-1);
-	}
 	/*
 	 * A server that refuses us after the handshake (TLS 1.3: no client
 	 * certificate) has sent an alert saying why: read it, so the
