@@ -201,6 +201,8 @@ setup() {
 }
 
 @test "the password never appears in any output over TLS, even with -v -v" {
+	# This server's default user has a password; no ACL user here.
+	unset REDLOCK_USER REDLOCK_PASSWORD
 	local url="rediss://:tls-s3cret-pw@127.0.0.1:$(tls_port auth)"
 	run --separate-stderr redlock-cli -v -v --no-auth-warning -u "$url" \
 	    --cacert "$CERTS/ca.crt" run k -t 1s -- true
