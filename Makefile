@@ -68,7 +68,7 @@ UNIT	= tests/unit/test-units
 $(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: $(PROG) $(UNIT)
+test: deps $(PROG) $(UNIT)
 	bats tests/ tests/faults/
 
 # The whole suite again, with redlock-cli as a least-privilege ACL user.
