@@ -40,10 +40,16 @@ struct script {
 	"  return redis.error_reply('REDLOCK-TYPE ' .. kind)\n"	\
 	"end\n"
 
-/* Server time in ms: one clock for every holder's and waiter's expiry. */
+/*
+ * Server time in ms: one clock for every semaphore holder's expiry.  A
+ * mutex needs none (its key's own TTL is the clock), so it is not asked.
+ */
 #define SERVER_NOW							\
-	"local t = redis.call('TIME')\n"				\
-	"local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+	"local now = 0\n"						\
+	"if limit > 0 then\n"						\
+	"  local t = redis.call('TIME')\n"				\
+	"  now = t[1] * 1000 + math.floor(t[2] / 1000)\n"		\
+	"end\n"
 
 /* Semaphore housekeeping: drop holders whose expiry passed, with their
  * metadata, and keep the keys alive as long as their last holder. */
@@ -156,7 +162,6 @@ struct script script_acquire = { "acquire",
 	"local f = redis.call('INCR', KEYS[2])\n"
 	"if limit == 0 then\n"
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"
-	"  redis.call('DEL', KEYS[3])\n"
 	"  redis.call('HSET', KEYS[3], 'token', token, 'fence', f,\n"
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"
 	"    'since', ARGV[6])\n"

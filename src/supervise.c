@@ -30,6 +30,9 @@
 
 #include "redlock.h"
 
+/* A renewal needs at least this long to have a chance. */
+#define SUPERVISE_MIN_TRY_MS	5
+
 static struct sigaction	 supervise_old_sigpipe;
 static int		 supervise_have_old_sigpipe;
 
@@ -364,6 +367,18 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 			s.is_killed = 1;
 		}
 		if (!s.is_lost && now >= s.next_renew_ns) {
+			/*
+			 * A try with only a moment left could not succeed
+			 * and would hide why the earlier ones failed: wait
+			 * for the deadline instead.
+			 */
+			if (l->valid_until_ns - s.margin_ns - now <
+			    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) &&
+			    s.last_error[0] != '\0') {
+				s.next_renew_ns = l->valid_until_ns -
+				    s.margin_ns;
+				continue;
+			}
 			supervise_renew(&s, now);
 			continue;
 		}

@@ -39,6 +39,9 @@ teardown_file() {
 }
 
 setup() {
+	# These tests are about where a password comes from; the ACL user
+	# that make test-acl puts in the environment would answer for it.
+	unset REDLOCK_USER REDLOCK_PASSWORD
 	redis_flush
 	redis_flush tcp
 	REDISCLI_AUTH=$PASSWORD rcli auth FLUSHALL >/dev/null
