@@ -44,7 +44,6 @@ struct conn {
 	size_t			 seed;		/* cluster: seed being tried */
 	struct conn_config	 conf;
 	int			 fd;
-	int			 is_ready;	/* AUTH and SELECT done */
 	redisReader		*reader;
 	struct addrinfo		*addrs;
 	struct addrinfo		*addr;		/* being tried */
@@ -85,7 +84,6 @@ struct conn {
 
 /* conn.c */
 void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
-void	 conn_timeout_text(int64_t, char *, size_t);
 
 /* conn-connect.c */
 int	 conn_start_connect(struct conn *);

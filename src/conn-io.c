@@ -292,7 +292,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 			if (now >= c->deadline_ns) {
 				if (c->is_connecting) {
 					ms = c->conf.connect_timeout_ms;
-					conn_timeout_text(ms, tbuf,
+					duration_format(ms, tbuf,
 					    sizeof(tbuf));
 					conn_fail(c, CONN_UNAVAILABLE,
 					    "cannot connect to %s: timed out "
@@ -302,7 +302,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 					 * may have cut the I/O timeout. */
 					ms = (c->deadline_ns -
 					    c->started_ns) / 1000000;
-					conn_timeout_text(ms, tbuf,
+					duration_format(ms, tbuf,
 					    sizeof(tbuf));
 					conn_fail(c, CONN_UNAVAILABLE,
 					    "%s: no reply within %s",

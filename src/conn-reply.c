@@ -199,7 +199,6 @@ conn_on_reply(struct conn *c, redisReply *r)
 		freeReplyObject(r);
 		return;
 	}
-	c->is_ready = 1;
 	if (r->type == REDIS_REPLY_ERROR) {
 		result = conn_classify_error(r->str, r->len);
 		freeReplyObject(r);

@@ -49,7 +49,6 @@ conn_close(struct conn *c)
 	c->tls = NULL;
 	c->tls_want_write = 0;
 	c->fd = -1;
-	c->is_ready = 0;
 	c->is_connecting = 0;
 	if (c->reader != NULL)
 		redisReaderFree(c->reader);
@@ -115,12 +114,6 @@ conn_fail(struct conn *c, int result, const char *fmt, ...)
 	if (result == CONN_UNAVAILABLE || result == CONN_PROTOCOL ||
 	    result == CONN_AUTH)
 		conn_close(c);
-}
-
-void
-conn_timeout_text(int64_t ms, char *buf, size_t len)
-{
-	duration_format(ms, buf, len);
 }
 
 /* The host this connection dials (for a MOVED that names no host). */

@@ -146,11 +146,7 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
-		if (token_new(l->token) == -1) {
-			(void)snprintf(l->err, sizeof(l->err),
-			    "cannot generate a random token");
-			return (EXIT_UNAVAILABLE);
-		}
+		token_new(l->token);
 	}
 	if (gethostname(host, sizeof(host)) == -1)
 		(void)snprintf(host, sizeof(host), "unknown");

@@ -83,7 +83,7 @@ void	 clock_sleep_ns(int64_t);
 int64_t	 clock_ms_to_ns(int64_t);
 
 /* token.c */
-int	 token_new(char [TOKEN_HEX_LEN + 1]);
+void	 token_new(char [TOKEN_HEX_LEN + 1]);
 uint64_t token_random_u64(void);
 
 /* sha1.c */

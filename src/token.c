@@ -38,7 +38,7 @@ token_random_bytes(unsigned char *buf, size_t len)
 	}
 }
 
-int
+void
 token_new(char out[TOKEN_HEX_LEN + 1])
 {
 	static const char hex[] = "0123456789abcdef";
@@ -51,7 +51,6 @@ token_new(char out[TOKEN_HEX_LEN + 1])
 		out[2 * i + 1] = hex[raw[i] & 0xf];
 	}
 	out[TOKEN_HEX_LEN] = '\0';
-	return (0);
 }
 
 /* For jitter and back-off: not secret, but must differ between hosts. */

@@ -33,15 +33,7 @@ slow_skip() {
 }
 
 now_ns() { date +%s%N; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# proc_gone PID: no such process, or only a zombie left.
-proc_gone() {
-	local state
-	kill -0 "$1" 2>/dev/null || return 0
-	state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ "$state" = Z ]
-}
+# now_ms and proc_gone come from ../helpers.bash.
 
 # stop_pid PID: SIGTERM (and SIGCONT, in case it was stopped), a bounded
 # wait, then SIGKILL; reaped if it is our child.
@@ -278,4 +270,18 @@ proxy_stop() {
 	[ -s "$dir/bgpid" ] || return 0
 	stop_pid "$(cat "$dir/bgpid")"
 	rm -f "$dir/bgpid"
+}
+
+# proxy_run_teardown: kill the test's background runs and the child they
+# started, then the proxy p (teardown of network.bats and sigkill.bats).
+proxy_run_teardown() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ -s "$D/started" ]; then
+		kill -KILL "$(child_pid)" 2>/dev/null || true
+	fi
+	proxy_stop p
 }

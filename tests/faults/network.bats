@@ -34,15 +34,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ -s "$D/started" ]; then
-		kill -KILL "$(child_pid)" 2>/dev/null || true
-	fi
-	proxy_stop p
+	proxy_run_teardown
 }
 
 @test "blackholed connection: acquire exits 69 within its I/O timeouts, nothing reaches the server, no key is left" {

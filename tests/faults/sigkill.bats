@@ -31,15 +31,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ -s "$D/started" ]; then
-		kill -KILL "$(child_pid)" 2>/dev/null || true
-	fi
-	proxy_stop p
+	proxy_run_teardown
 }
 
 # warm_scripts: load redlock-cli's scripts into the server's cache, so
