@@ -757,7 +757,7 @@ case_C() {
 		res=info
 		case $t in
 		flock) how="kernel: flock(2) returns when the holder's descriptor closes" ;;
-		rlc) how="BLPOP on a wake list that the release fills" ;;
+		rlc) how="BZPOPMIN on a wake key that the release fills" ;;
 		rcli) how="polls: SET NX every ${RCLI_SLEEP} s" ;;
 		etcd) how="watches its predecessor's key (revision order)" ;;
 		node) how="polls: every 200 ± 100 ms (library defaults)" ;;
@@ -1085,7 +1085,7 @@ f_phase() {	# f_phase TOOL: prints "HANDOFFS CMDS REQS SECONDS OVERLAPS RAN QUEU
 		esac
 		pids+=("$!")
 	done
-	# Queued: every redlock-cli waiter blocked in BLPOP; every redis-cli
+	# Queued: every redlock-cli waiter blocked in BZPOPMIN; every redis-cli
 	# loop has tried once.
 	for ((i = 0; i < 600; i++)); do
 		case $tool in
@@ -1152,7 +1152,7 @@ case_F() {
 	local -a r
 	echo "## F. The herd: $WAITERS waiters on one key, $WAITERS hand-offs"
 	echo
-	echo "A holder takes the lock; $WAITERS waiters start and queue (redlock-cli: all blocked in BLPOP;"
+	echo "A holder takes the lock; $WAITERS waiters start and queue (redlock-cli: all blocked in BZPOPMIN;"
 	echo "redis-cli loop: each has tried once); then the holder releases and the waiters take the lock one"
 	echo "after another (critical section: the mkdir probe). Counted from the release to the last exit:"
 	echo "*commands* = INFO commandstats calls (calls made inside Lua scripts included, as commandstats"

@@ -243,7 +243,7 @@ conn_on_readable(struct conn *c)
  * Send the same command to n servers at once and wait in one poll() loop
  * until `need` of them have answered without error (n: all of them), each
  * bounded by its own connect and I/O timeouts (the I/O timeout counts from
- * the end of block_ns, the time a blocking command such as BLPOP may
+ * the end of block_ns, the time a blocking command such as BZPOPMIN may
  * legitimately take) and by cap_ns, an absolute CLOCK_MONOTONIC deadline
  * (0: none).  Servers still pending when enough have answered are
  * disconnected.  replies[i] gets the reply (the caller frees it) or NULL;
@@ -300,8 +300,9 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 				} else {
 					/* The window it really had: a cap
 					 * may have cut the I/O timeout. */
-					ms = (c->deadline_ns -
-					    c->started_ns) / 1000000;
+					ms = c->deadline_ns > c->started_ns ?
+					    (c->deadline_ns - c->started_ns) /
+					    1000000 : 0;
 					duration_format(ms, tbuf,
 					    sizeof(tbuf));
 					conn_fail(c, CONN_UNAVAILABLE,

@@ -1,10 +1,14 @@
 /*
  * Waiting for a busy lock without polling.
  *
- * The release script pushes one element to a wake list that waiters block
- * on with BLPOP, so a release wakes exactly one waiter, at once.  A fair
- * waiter (--fair) blocks on a list of its own that the release fills only
- * when that waiter is at the head of the queue.  Each block is bounded by
+ * The release script adds the one member of a wake key (a sorted set)
+ * that waiters block on with BZPOPMIN, so a release wakes exactly one
+ * waiter, at once.  Blocking pops rather than pub/sub: a message published
+ * while a waiter is between its failed attempt and its SUBSCRIBE is lost,
+ * and every subscriber gets every message (a herd); a member added then
+ * stays until one waiter takes it.  A fair waiter (--fair) blocks on a wake
+ * key of its own that the release fills only when that waiter is at the
+ * head of the queue.  Each block is bounded by
  * the holder's remaining TTL (an expiry sends no wake-up) and by a slow,
  * jittered fallback poll: the last resort for a wake-up lost because the
  * waiter it went to died before using it.
@@ -22,10 +26,10 @@
 /* A fair waiter re-asserts its place (its lease) more often than the
  * lease runs out: LOCK_FAIR_LEASE_MS. */
 #define LOCK_FAIR_POLL_MS	1000
-#define LOCK_POLL_MS		50	/* servers without a usable BLPOP */
+#define LOCK_POLL_MS		50	/* servers without a usable BZPOPMIN */
 
 /*
- * Block until the holder releases (BLPOP on the wake list), the holder's
+ * Block until the holder releases (BZPOPMIN on the wake key), the holder's
  * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
  * Returns 0 to attempt again, or the exit code of a failure.
  */
@@ -63,8 +67,8 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	}
 	(void)snprintf(timeout, sizeof(timeout), "%.3f",
 	    (double)block_ms / 1000.0);
-	argv[0] = "BLPOP";
-	lens[0] = 5;
+	argv[0] = "BZPOPMIN";
+	lens[0] = 8;
 	/* A fair waiter waits for its own turn, not for any release. */
 	if (l->is_fair) {
 		own = xasprintf("%s%s", l->wake_prefix, l->token);

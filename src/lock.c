@@ -180,11 +180,13 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 		if (nretry == 0 || clock_mono_ns() >= until)
 			break;
 		log_debug("%s", conn_error(retry[0]));
-		/* Back off, but never past the deadline: a try that could
-		 * not even be sent would hide the server's real answer. */
+		/* Back off, but never so close to the deadline that the try
+		 * has no time to be answered: a try cut short would hide the
+		 * server's real answer behind a timeout. */
 		pause_ns = clock_ms_to_ns(LOCK_RETRY_MIN_MS << (tries < 3 ?
 		    tries : 3));
-		if (clock_mono_ns() + pause_ns >= until)
+		if (clock_mono_ns() + pause_ns +
+		    clock_ms_to_ns(LOCK_RETRY_MIN_MS) >= until)
 			break;
 		clock_sleep_ns(pause_ns);
 		tries++;

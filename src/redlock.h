@@ -337,7 +337,7 @@ struct lock {
 	size_t		 key_len;
 	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
 	size_t		 keys_len[LOCK_NKEYS];
-	char		*wake_prefix;	/* --fair: + token = its wake list */
+	char		*wake_prefix;	/* --fair: + token = its wake key */
 	size_t		 wake_prefix_len;
 	int64_t		 limit;		/* --limit N: semaphore; 0 = mutex */
 	int		 is_fair;	/* --fair */
@@ -348,7 +348,7 @@ struct lock {
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 not_owner;	/* enum lock_not_owner */
-	int		 cannot_block;	/* server without fractional BLPOP */
+	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 fail_code;	/* exit code of the last failure */
 	int		 type_clash;	/* exit code if the key's type is wrong */
 	char		 err[512];	/* the last failure, for the caller */

@@ -30,14 +30,25 @@ struct script {
  * Shared by every script: refuse a key that is not what this caller takes
  * it for.  A mutex is a string (the token), a semaphore (--limit) a sorted
  * set of token -> expiry; mixing them up must fail loudly, never corrupt.
- * ARGV[n] is the caller's limit, 0 for a mutex.
+ * ARGV[n] is the caller's limit, 0 for a mutex.  A mutex's check costs
+ * nothing: lock_get()'s GET fails on any other type, and only then is TYPE
+ * asked, to name it.  A semaphore asks TYPE up front (its first command
+ * may be a write).
  */
 #define CHECK_TYPE(n)							\
-	"local kind = redis.call('TYPE', KEYS[1]).ok\n"			\
 	"local limit = tonumber(ARGV[" #n "])\n"			\
-	"if kind ~= 'none' and kind ~= (limit == 0 and 'string' or 'zset')"\
-	" then\n"							\
-	"  return redis.error_reply('REDLOCK-TYPE ' .. kind)\n"	\
+	"local function clash()\n"					\
+	"  return redis.error_reply('REDLOCK-TYPE ' .."			\
+	" redis.call('TYPE', KEYS[1]).ok)\n"				\
+	"end\n"							\
+	"local function lock_get()\n"					\
+	"  local v = redis.pcall('GET', KEYS[1])\n"			\
+	"  if type(v) == 'table' then return nil, true end\n"		\
+	"  return v, false\n"						\
+	"end\n"							\
+	"if limit > 0 then\n"						\
+	"  local kind = redis.call('TYPE', KEYS[1]).ok\n"		\
+	"  if kind ~= 'none' and kind ~= 'zset' then return clash() end\n"\
 	"end\n"
 
 /*
@@ -72,17 +83,23 @@ struct script {
 	"  end\n"							\
 	"end\n"
 
-/* Wake one waiter: the generic list, and the fair queue's head. */
+/*
+ * Wake one waiter.  The wake key is a sorted set of one member: adding it
+ * again is a no-op, so however many releases nobody waited for, the next
+ * waiter finds at most one stale wake-up (one spare attempt), and no call
+ * is spent keeping it that way.  Like the fence counter it outlives the
+ * lock (one small key per lock name).  The head of a fair queue gets a
+ * wake key of its own, which expires, since there is one per waiter.
+ */
 #define WAKE(list, queue, prefix)					\
-	"local function wake(k)\n"					\
-	"  redis.call('DEL', k)\n"					\
-	"  redis.call('RPUSH', k, '1')\n"				\
-	"  redis.call('PEXPIRE', k, 10000)\n"				\
-	"end\n"								\
 	"local function wake_waiters()\n"				\
-	"  wake(KEYS[" #list "])\n"					\
+	"  redis.call('ZADD', KEYS[" #list "], 0, 'go')\n"		\
 	"  local head = redis.call('LINDEX', KEYS[" #queue "], 0)\n"	\
-	"  if head then wake(ARGV[" #prefix "] .. head) end\n"		\
+	"  if head then\n"						\
+	"    local k = ARGV[" #prefix "] .. head\n"			\
+	"    redis.call('ZADD', k, 0, 'go')\n"				\
+	"    redis.call('PEXPIRE', k, 10000)\n"				\
+	"  end\n"							\
 	"end\n"
 
 /*
@@ -90,14 +107,19 @@ struct script {
  * holder its fence.
  *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash,
  *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
- *   KEYS[6] wake list
+ *   KEYS[6] wake key
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
  *   (0 = mutex), ARGV[8] fair lease ms (0 = not fair), ARGV[9] prefix of
- *   per-waiter wake lists
+ *   per-waiter wake keys
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry; -1 if none, 0 unknown}.
+ * A free mutex taken by an unfair caller, the case that matters for speed,
+ * costs three calls: SET NX PX, INCR, HSET.  A mutex's metadata hash has
+ * no TTL of its own, so renewals need not touch it: release deletes it,
+ * and after an expiry the next holder overwrites every field; until then
+ * its "token" field no longer matches the lock, and status ignores it.
  * Races closed: the fence is incremented in the same atomic step as the
  * take, so successive holders never see the same or a lower fence, even
  * after an expiry.  Fair waiters queue in arrival order; a waiter whose
@@ -108,6 +130,17 @@ struct script script_acquire = { "acquire",
 	CHECK_TYPE(7)
 	"local token, ttl = ARGV[1], tonumber(ARGV[2])\n"
 	"local lease = tonumber(ARGV[8])\n"
+	"local function set_meta(f)\n"
+	"  redis.call('HSET', KEYS[3], 'token', token, 'fence', f,\n"
+	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"
+	"    'since', ARGV[6])\n"
+	"end\n"
+	"if limit == 0 and lease == 0 and\n"
+	"    redis.call('SET', KEYS[1], token, 'NX', 'PX', ttl) then\n"
+	"  local f = redis.call('INCR', KEYS[2])\n"
+	"  set_meta(f)\n"
+	"  return {1, f}\n"
+	"end\n"
 	"local now = 0\n"
 	"if limit > 0 or lease > 0 then\n"
 	"  local t = redis.call('TIME')\n"
@@ -117,10 +150,10 @@ struct script script_acquire = { "acquire",
 	WAKE(6, 4, 9)
 	"local free, hint\n"
 	"if limit == 0 then\n"
-	"  local cur = redis.call('GET', KEYS[1])\n"
+	"  local cur, bad = lock_get()\n"
+	"  if bad then return clash() end\n"
 	"  if cur == token then\n"
 	"    redis.call('PEXPIRE', KEYS[1], ttl)\n"
-	"    redis.call('PEXPIRE', KEYS[3], ttl)\n"
 	"    local f = tonumber(redis.call('HGET', KEYS[3], 'fence'))\n"
 	"    return {1, f or tonumber(redis.call('GET', KEYS[2])) or 0}\n"
 	"  end\n"
@@ -162,10 +195,7 @@ struct script script_acquire = { "acquire",
 	"local f = redis.call('INCR', KEYS[2])\n"
 	"if limit == 0 then\n"
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"
-	"  redis.call('HSET', KEYS[3], 'token', token, 'fence', f,\n"
-	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"
-	"    'since', ARGV[6])\n"
-	"  redis.call('PEXPIRE', KEYS[3], ttl)\n"
+	"  set_meta(f)\n"
 	"else\n"
 	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"
@@ -173,8 +203,8 @@ struct script script_acquire = { "acquire",
 	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6])\n"
 	"  keep()\n"
 	"end\n"
-	/* Slots left and fair waiters queued: the next one may come too. */
-	"if lease > 0 and free > 1 then wake_waiters() end\n"
+	/* Slots left: the next waiter may come in too. */
+	"if free > 1 then wake_waiters() end\n"
 	"return {1, f}\n",
 	""
 };
@@ -195,16 +225,16 @@ struct script script_leave = { "leave",
 /*
  * release: compare-and-delete, and wake one waiter.
  *   KEYS[1] lock, KEYS[2] unused, KEYS[3] metadata hash, KEYS[4] fair
- *   queue, KEYS[5] unused, KEYS[6] wake list; ARGV[1] token, ARGV[2]
- *   limit, ARGV[3] prefix of per-waiter wake lists
+ *   queue, KEYS[5] unused, KEYS[6] wake key; ARGV[1] token, ARGV[2]
+ *   limit, ARGV[3] prefix of per-waiter wake keys
  *   returns 1 released, 0 not held (expired), -1 held by another token.
  * Race closed: GET then DEL as two round trips would delete the next
  * holder's lock if ours expired in between.
- * Waking: a wake list holds at most one element.  Exactly one waiter
- * blocked in BLPOP takes it, so a release causes one attempt, not one per
- * waiter.  If nobody is blocked, the element waits (for a while) for the
- * next waiter, so a release between a waiter's failed attempt and its
- * BLPOP is not missed; at worst it costs one spare attempt.  The head of
+ * Waking: a wake key holds at most one member.  Exactly one waiter
+ * blocked in BZPOPMIN takes it, so a release causes one attempt, not one
+ * per waiter.  If nobody is blocked, the member waits for the next waiter,
+ * so a release between a waiter's failed attempt and its BZPOPMIN is not
+ * missed; at worst it costs one spare attempt.  The head of
  * the fair queue gets its own wake-up.
  */
 struct script script_release = { "release",
@@ -213,7 +243,8 @@ struct script script_release = { "release",
 	SEM_PRUNE
 	WAKE(6, 4, 3)
 	"if limit == 0 then\n"
-	"  local cur = redis.call('GET', KEYS[1])\n"
+	"  local cur, bad = lock_get()\n"
+	"  if bad then return clash() end\n"
 	"  if cur ~= ARGV[1] then return cur and -1 or 0 end\n"
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"
 	"else\n"
@@ -239,10 +270,10 @@ struct script script_extend = { "extend",
 	SERVER_NOW
 	SEM_PRUNE
 	"if limit == 0 then\n"
-	"  local cur = redis.call('GET', KEYS[1])\n"
+	"  local cur, bad = lock_get()\n"
+	"  if bad then return clash() end\n"
 	"  if cur ~= ARGV[1] then return cur and -1 or 0 end\n"
 	"  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-	"  redis.call('PEXPIRE', KEYS[3], ARGV[2])\n"
 	"  return 1\n"
 	"end\n"
 	"prune()\n"
@@ -267,7 +298,8 @@ struct script script_status = { "status",
 	SERVER_NOW
 	"local holders = {}\n"
 	"if limit == 0 then\n"
-	"  local cur = redis.call('GET', KEYS[1])\n"
+	"  local cur, bad = lock_get()\n"
+	"  if bad then return clash() end\n"
 	"  if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
 	"else\n"
 	"  local z = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',"
@@ -292,7 +324,10 @@ struct script script_status = { "status",
 struct script script_raise_fence = { "raise_fence",
 	CHECK_TYPE(3)
 	"local held\n"
-	"if limit == 0 then held = redis.call('GET', KEYS[1]) == ARGV[1]\n"
+	"if limit == 0 then\n"
+	"  local cur, bad = lock_get()\n"
+	"  if bad then return clash() end\n"
+	"  held = cur == ARGV[1]\n"
 	"else held = redis.call('ZSCORE', KEYS[1], ARGV[1]) ~= false end\n"
 	"if not held then return 0 end\n"
 	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"

@@ -139,7 +139,7 @@ all_keys() {
 	done
 }
 
-# waiter_blocked_on NODE: a client is blocked (BLPOP) on NODE right now.
+# waiter_blocked_on NODE: a client is blocked (BZPOPMIN) on NODE right now.
 waiter_blocked_on() {
 	[ "$(ncli "$1" INFO clients | tr -d '\r' |
 	    sed -n 's/^blocked_clients://p')" -ge 1 ]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Contention (issue 4): waiters woken by the release itself (BLPOP on a wake
-# list), at the holder's expiry, exact -w deadlines, mutual exclusion under
+# Contention (issue 4): waiters woken by the release itself (BZPOPMIN on a wake
+# key), at the holder's expiry, exact -w deadlines, mutual exclusion under
 # load, no thundering herd, FIFO fairness (--fair) and semaphores (--limit).
 # Timing assertions are bounds against polling, not benchmarks.
 
@@ -29,7 +29,7 @@ server_ms() {
 	    { read -r s; read -r us; echo $(( s * 1000 + us / 1000 )); }
 }
 
-# At least N clients are blocked in BLPOP on main right now.
+# At least N clients are blocked in BZPOPMIN on main right now.
 blocked_at_least() { [ "$(blocked_on main)" -ge "$1" ]; }
 
 # Calls of one command since CONFIG RESETSTAT (0 if never called).
@@ -187,8 +187,8 @@ EOF
 	key_gone main k
 }
 
-@test "one release wakes one of 20 waiters: at most 3 scripts per hand-off and 2 BLPOPs per waiter" {
-	local i pids=() tok before scripts blpops bad=0
+@test "one release wakes one of 20 waiters: at most 3 scripts per hand-off and 2 BZPOPMINs per waiter" {
+	local i pids=() tok before scripts bzpopmins bad=0
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
 	tok=$output
@@ -211,14 +211,14 @@ EOF
 	assert_equal "$(cat "$D"/w*.err)" ''
 	assert_equal "$(wc -l <"$D/ran")" 20
 	scripts=$(( $(cmd_calls evalsha) + $(cmd_calls eval) - before ))
-	blpops=$(cmd_calls blpop)
-	echo "20 hand-offs: $scripts EVAL/EVALSHA calls, $blpops BLPOP calls"
+	bzpopmins=$(cmd_calls bzpopmin)
+	echo "20 hand-offs: $scripts EVAL/EVALSHA calls, $bzpopmins BZPOPMIN calls"
 	# About 2 per hand-off: one winning attempt and one release.  A herd
 	# (every waiter trying at each release) would take about 200.
 	[ "$scripts" -le 60 ]
 	# Each waiter blocks once, and is woken once.
-	[ "$blpops" -ge 20 ]
-	[ "$blpops" -le 40 ]
+	[ "$bzpopmins" -ge 20 ]
+	[ "$bzpopmins" -le 40 ]
 }
 
 # --- fairness -----------------------------------------------------------

@@ -41,9 +41,9 @@ if [ -z "${REDLOCK_HELPERS_LOADED:-}" ]; then
 fi
 
 # The least a lock user needs (see "ACCESS CONTROL" in the man page): the
-# script commands, BLPOP to wait, WAIT, ROLE and ASKING, SELECT, and the
+# script commands, BZPOPMIN to wait, WAIT, ROLE and ASKING, SELECT, and the
 # commands the scripts call, on every key (or ~PREFIX* ~{PREFIX*).
-REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +blpop +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +lpos +rpush +lrem +lindex"
+REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +bzpopmin +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +lpos +rpush +lrem +lindex"
 
 # With REDLOCK_TEST_ACL=1 (make test-acl) every server gets that user and
 # redlock-cli runs as it; the tests' own redis-cli stays the default user.
@@ -194,7 +194,7 @@ json_field() {
 	    sed -n 's/.*"'"$1"'":\("[^"]*"\|-\{0,1\}[0-9][0-9]*\|true\|false\).*/\1/p'
 }
 
-# blocked_on NAME: how many clients are blocked (BLPOP) on NAME now.
+# blocked_on NAME: how many clients are blocked (BZPOPMIN) on NAME now.
 blocked_on() {
 	rcli "$1" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
 }

@@ -87,7 +87,7 @@ held_everywhere() {
 	[ -n "$token" ] && held_on "$key" "$token" "$@"
 }
 
-# blocked_everywhere NAME...: a client is blocked (BLPOP) on each of them.
+# blocked_everywhere NAME...: a client is blocked (BZPOPMIN) on each of them.
 blocked_everywhere() {
 	local s
 	for s in "$@"; do
