@@ -20,6 +20,7 @@ static void	 conn_log_command(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_on_readable(struct conn *);
 static void	 conn_io_failed(struct conn *, const char *, const char *);
+static void	 conn_check_connect(struct conn *);
 
 /* Append one formatted command to the output buffer. */
 static void
@@ -172,8 +173,27 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->setup_replies = c->nsetup;
 	conn_append(c, argc, argv, lens);
 	conn_log_command(c, argc, argv, lens);
-	if (c->fd == -1)
-		(void)conn_start_connect(c);
+	if (c->fd == -1 && conn_start_connect(c) == 0 && c->is_connecting)
+		conn_check_connect(c);
+}
+
+/*
+ * A TCP connection to a nearby server is often up by the time connect()
+ * returns.  Look at once: the request then reaches the server before it
+ * has even woken up to accept the connection, so it does both in one go
+ * instead of being woken twice, which counts when several servers share
+ * a few cores with us.
+ */
+static void
+conn_check_connect(struct conn *c)
+{
+	struct pollfd pfd;
+
+	pfd.fd = c->fd;
+	pfd.events = POLLOUT;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == 1)
+		conn_on_connecting(c);
 }
 
 void

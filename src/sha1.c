@@ -16,7 +16,7 @@ static void	sha1_block(uint32_t [5], const unsigned char *);
 static void
 sha1_block(uint32_t h[5], const unsigned char *p)
 {
-	uint32_t w[80], a, b, c, d, e, f, k, t;
+	uint32_t w[80], a, b, c, d, e, t;
 	int	 i;
 
 	for (i = 0; i < 16; i++)
@@ -29,27 +29,25 @@ sha1_block(uint32_t h[5], const unsigned char *p)
 	c = h[2];
 	d = h[3];
 	e = h[4];
-	for (i = 0; i < 80; i++) {
-		if (i < 20) {
-			f = (b & c) | (~b & d);
-			k = 0x5a827999;
-		} else if (i < 40) {
-			f = b ^ c ^ d;
-			k = 0x6ed9eba1;
-		} else if (i < 60) {
-			f = (b & c) | (b & d) | (c & d);
-			k = 0x8f1bbcdc;
-		} else {
-			f = b ^ c ^ d;
-			k = 0xca62c1d6;
-		}
-		t = ROL(a, 5) + f + e + k + w[i];
-		e = d;
-		d = c;
-		c = ROL(b, 30);
-		b = a;
-		a = t;
-	}
+	/* Four loops rather than one with a branch per round: this runs
+	 * over every script once per process, on the start-up path. */
+#define ROUND(f, k) do {						\
+	t = ROL(a, 5) + (f) + e + (k) + w[i];				\
+	e = d;								\
+	d = c;								\
+	c = ROL(b, 30);							\
+	b = a;								\
+	a = t;								\
+} while (0)
+	for (i = 0; i < 20; i++)
+		ROUND((b & c) | (~b & d), 0x5a827999);
+	for (; i < 40; i++)
+		ROUND(b ^ c ^ d, 0x6ed9eba1);
+	for (; i < 60; i++)
+		ROUND((b & c) | (b & d) | (c & d), 0x8f1bbcdc);
+	for (; i < 80; i++)
+		ROUND(b ^ c ^ d, 0xca62c1d6);
+#undef ROUND
 	h[0] += a;
 	h[1] += b;
 	h[2] += c;
