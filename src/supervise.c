@@ -78,9 +78,11 @@ struct spawn {
 };
 
 deadfn static void supervise_child(const struct spawn *);
+static pid_t	 supervise_vfork(const struct spawn *)
+		     __attribute__((noinline));
 static pid_t	 supervise_spawn(struct supervisor *, char **,
 		     const sigset_t *, pid_t);
-static char	**supervise_environ(const struct lock *);
+static char	**supervise_environ(const struct lock *, size_t *);
 static void	 supervise_renew(struct supervisor *, int64_t);
 static void	 supervise_lose(struct supervisor *, const char *);
 static void	 supervise_finish(struct supervisor *);
@@ -132,18 +134,34 @@ supervise_child(const struct spawn *sp)
 	execvpe(sp->argv[0], sp->argv, sp->envp);
 	e = errno;
 	code = e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
-	/* Should even this fail, the exit status still tells. */
-	if (write(sp->err_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
-		_exit(code);
+	/* If even this fails, the exit status (126 or 127) still tells. */
+	while (write(sp->err_fd, &e, sizeof(e)) == -1 && errno == EINTR)
+		;
 	_exit(code);
 }
 
 /*
+ * vfork() in a function of its own: no local variable of the caller lives
+ * across it, so none can be clobbered by the child (-Wclobbered).  The
+ * child never returns from here.
+ */
+static pid_t
+supervise_vfork(const struct spawn *sp)
+{
+	pid_t pid;
+
+	if ((pid = vfork()) == 0)
+		supervise_child(sp);
+	return (pid);
+}
+
+/*
  * The command's environment: ours, with REDLOCK_KEY, REDLOCK_TOKEN,
- * REDLOCK_FENCE and REDLOCK_TTL_MS set to this lock's.
+ * REDLOCK_FENCE and REDLOCK_TTL_MS set to this lock's.  Our own strings
+ * are borrowed; those from *first_own on are allocated here.
  */
 static char **
-supervise_environ(const struct lock *l)
+supervise_environ(const struct lock *l, size_t *first_own)
 {
 	static const char *ours[] = { "REDLOCK_KEY=", "REDLOCK_TOKEN=",
 	    "REDLOCK_FENCE=", "REDLOCK_TTL_MS=", NULL };
@@ -159,8 +177,9 @@ supervise_environ(const struct lock *l)
 			if (strncmp(environ[i], ours[j], strlen(ours[j])) == 0)
 				break;
 		if (ours[j] == NULL)
-			envp[n++] = xstrdup(environ[i]);
+			envp[n++] = environ[i];
 	}
+	*first_own = n;
 	envp[n++] = xasprintf("REDLOCK_KEY=%s", l->user_key);
 	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", l->token);
 	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", (long long)l->fence);
@@ -181,7 +200,7 @@ supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
 	struct spawn	 sp;
 	pid_t		 pid;
 	ssize_t		 n;
-	size_t		 i;
+	size_t		 i, first_own;
 	int		 fds[2], e = 0;
 
 	if (pipe2(fds, O_CLOEXEC) == -1) {
@@ -189,13 +208,12 @@ supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
 		return (-1);
 	}
 	sp.argv = argv;
-	sp.envp = supervise_environ(s->lock);
+	sp.envp = supervise_environ(s->lock, &first_own);
 	sp.old_mask = old_mask;
 	sp.parent = parent;
 	sp.tty_fd = s->tty_fd;
 	sp.err_fd = fds[1];
-	if ((pid = vfork()) == 0)
-		supervise_child(&sp);
+	pid = supervise_vfork(&sp);
 	(void)close(fds[1]);
 	if (pid == -1)
 		log_warn("vfork");
@@ -210,7 +228,7 @@ supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
 			log_warnx("%s: %s", argv[0], strerror(e));
 	}
 	(void)close(fds[0]);
-	for (i = 0; sp.envp[i] != NULL; i++)
+	for (i = first_own; sp.envp[i] != NULL; i++)
 		free(sp.envp[i]);
 	free(sp.envp);
 	return (pid);

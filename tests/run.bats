@@ -111,6 +111,23 @@ run_usage() {
 	key_gone main job
 }
 
+@test "run inside another run's command: the inner command sees its own lock's REDLOCK_* once each, and the rest of the environment" {
+	run --separate-stderr env REDLOCK_KEY=outer REDLOCK_TOKEN=stale \
+	    REDLOCK_FENCE=999 REDLOCK_TTL_MS=1 KEEP_ME='a b=c' \
+	    redlock-cli run inner -t 4s -- env
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "$(grep -c '^REDLOCK_KEY=' <<<"$output")" 1
+	assert_equal "$(grep -c '^REDLOCK_TOKEN=' <<<"$output")" 1
+	assert_equal "$(grep -c '^REDLOCK_FENCE=' <<<"$output")" 1
+	assert_equal "$(grep -c '^REDLOCK_TTL_MS=' <<<"$output")" 1
+	assert_line 'REDLOCK_KEY=inner'
+	assert_line 'REDLOCK_TTL_MS=4000'
+	assert_line 'KEEP_ME=a b=c'
+	assert_line --regexp '^REDLOCK_TOKEN=[0-9a-f]{32}$'
+	refute_line 'REDLOCK_FENCE=999'
+}
+
 @test "run gives each successive holder a larger REDLOCK_FENCE" {
 	local first
 	run --separate-stderr redlock-cli run k -- sh -c 'echo "$REDLOCK_FENCE"'
