@@ -4,7 +4,7 @@ PROG	= redlock-cli
 SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/cmd-extend.c \
 	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c src/conn-connect.c src/conn-io.c src/conn-reply.c \
 	  src/lock.c src/lock-acquire.c src/lock-cluster.c src/lock-status.c src/lock-wait.c src/scripts.c src/tls.c src/supervise.c src/url.c src/duration.c \
-	  src/clock.c src/token.c src/sha1.c src/log.c src/xmalloc.c \
+	  src/clock.c src/token.c src/log.c src/xmalloc.c \
 	  src/signame.c src/keyslot.c src/json.c
 OBJS	= $(SRCS:.c=.o)
 MAN	= man/redlock-cli.1
@@ -49,6 +49,14 @@ $(PROG): $(OBJS)
 %.o: %.c
 	$(CC) $(WFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# The scripts' SHA-1s for EVALSHA, computed once here rather than by every
+# process at start-up (where hashing 2 KB of Lua was a fifth of the work).
+SHATOOL	= src/tools/script-sha
+src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/sha1.c src/redlock.h
+	$(CC) $(WFLAGS) $(CFLAGS) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c
+	./$(SHATOOL) >$@.tmp && mv $@.tmp $@
+src/scripts.o: src/scripts-sha.h
+
 -include $(OBJS:.o=.d)
 
 deps:
@@ -65,7 +73,7 @@ deps:
 	fi
 
 UNIT	= tests/unit/test-units
-$(UNIT): tests/unit/test-units.c $(filter-out src/main.o,$(OBJS))
+$(UNIT): tests/unit/test-units.c src/sha1.o $(filter-out src/main.o,$(OBJS))
 	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 test: deps $(PROG) $(UNIT)
@@ -122,7 +130,8 @@ uninstall:
 	    $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
 
 clean:
-	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d)
+	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d) src/sha1.o src/sha1.d \
+	    src/scripts-sha.h $(SHATOOL)
 
 .PHONY: all deps test test-acl valgrind bench bench-deps demo sanitize lint install uninstall clean
 

@@ -422,3 +422,20 @@ script_calls() {
 	printf '%s\n' "$stderr" |
 	    grep -Eqx "redlock-cli: acquired lock 'k' in [0-9.]+m?s, fence 1"
 }
+
+@test "scripts go by the SHA-1 the server computes: after SCRIPT FLUSH only the first use of each is sent whole (EVAL)" {
+	local tok i evals
+	rcli main SCRIPT FLUSH >/dev/null
+	rcli main CONFIG RESETSTAT >/dev/null
+	for i in 1 2; do
+		tok=$(redlock-cli acquire k -t 10s)
+		redlock-cli extend k --token "$tok" -t 20s
+		redlock-cli status k >/dev/null
+		redlock-cli release k --token "$tok"
+	done
+	evals=$(rcli main INFO commandstats | tr -d '\r' |
+	    sed -n 's/^cmdstat_eval:calls=\([0-9]*\),.*/\1/p')
+	# acquire, extend, status and release: four scripts, four EVALs; a
+	# SHA-1 that the server does not know would make all eight EVALs.
+	assert_equal "$evals" 4
+}

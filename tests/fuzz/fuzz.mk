@@ -30,6 +30,14 @@ $(FUZZ_DIR)/bin/obj/%.o: src/%.c
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
 	    -MMD -MP -c -o $@ $<
 
+# scripts.c needs the generated SHA-1s (the Makefile's rule, or this one
+# when this file is used alone).
+$(FUZZ_DIR)/bin/obj/scripts.o: src/scripts-sha.h
+ifndef SHATOOL
+src/scripts-sha.h:
+	$(MAKE) -f Makefile src/scripts-sha.h
+endif
+
 $(FUZZ_LIB): $(FUZZ_OBJS)
 	rm -f $@
 	ar rcs $@ $(FUZZ_OBJS)
