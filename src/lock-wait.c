@@ -8,10 +8,10 @@
  * and every subscriber gets every message (a herd); a member added then
  * stays until one waiter takes it.  A fair waiter (--fair) blocks on a wake
  * key of its own that the release fills only when that waiter is at the
- * head of the queue.  Each block is bounded by
- * the holder's remaining TTL (an expiry sends no wake-up) and by a slow,
- * jittered fallback poll: the last resort for a wake-up lost because the
- * waiter it went to died before using it.
+ * head of the queue.  Each block is bounded by the holder's remaining TTL
+ * (an expiry sends no wake-up) and by a slow, jittered fallback poll: the
+ * last resort for a wake-up lost because the waiter it went to died before
+ * using it.
  */
 
 #include <stdio.h>
