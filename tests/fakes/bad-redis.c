@@ -55,6 +55,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define FAKE_NAME "bad-redis"
+#include "fake.h"
+
 #define IN_MAX		(64 * 1024 * 1024)	/* a request larger: close */
 #define READ_SIZE	16384
 #define NAME_MAX_LEN	32
@@ -79,7 +82,6 @@ struct client {
 	int64_t		 next_drip_ns;
 };
 
-static volatile sig_atomic_t	 got_term;
 static struct client		**clients;
 static size_t			 nclients;
 static char			*reply = "+OK\r\n";
@@ -94,37 +96,6 @@ static size_t			 filler;
 static int64_t			 drip_ns;
 static int			 hang_up;
 static FILE			*logf;
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (fputs("bad-redis: ", stderr) == EOF ||
-	    vfprintf(stderr, fmt, ap) < 0 || fputc('\n', stderr) == EOF) {
-		/* Exiting anyway. */
-	}
-	va_end(ap);
-	exit(2);
-}
-
-static void
-on_term(int sig)
-{
-	(void)sig;
-	got_term = 1;
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
-		die("clock_gettime: %s", strerror(errno));
-	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-}
 
 static void
 xclose(int fd)
@@ -415,8 +386,7 @@ int
 main(int argc, char **argv)
 {
 	struct sockaddr_un	 sun;
-	struct sigaction	 sa;
-	sigset_t		 block, waitmask;
+	sigset_t		 waitmask;
 	struct pollfd		*pfd = NULL;
 	struct timespec		 ts, *tsp;
 	size_t			 cap = 0, i, j, n;
@@ -475,21 +445,7 @@ main(int argc, char **argv)
 	if ((logf = fopen(argv[optind + 2], "a")) == NULL)
 		die("%s: %s", argv[optind + 2], strerror(errno));
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	if (sigemptyset(&sa.sa_mask) == -1 ||
-	    sigaction(SIGTERM, &sa, NULL) == -1 ||
-	    sigaction(SIGINT, &sa, NULL) == -1)
-		die("sigaction: %s", strerror(errno));
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, NULL) == -1)
-		die("sigaction: %s", strerror(errno));
-	if (sigemptyset(&block) == -1 || sigaddset(&block, SIGTERM) == -1 ||
-	    sigaddset(&block, SIGINT) == -1 ||
-	    sigprocmask(SIG_BLOCK, &block, &waitmask) == -1 ||
-	    sigdelset(&waitmask, SIGTERM) == -1 ||
-	    sigdelset(&waitmask, SIGINT) == -1)
-		die("sigprocmask: %s", strerror(errno));
+	fake_signals(&waitmask);
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;

@@ -70,6 +70,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define FAKE_NAME "proxy"
+#include "fake.h"
+
 #define TICK_NS		(20 * 1000000LL)	/* control file poll */
 #define QUEUE_MAX	(1024 * 1024)	/* bytes queued per direction */
 #define READ_SIZE	16384
@@ -105,7 +108,6 @@ struct pair {
 	struct queue	 to_c;
 };
 
-static volatile sig_atomic_t	 got_term;
 static enum mode		 mode = M_PASS;
 static int64_t			 delay_ns;
 static long long		 seq;
@@ -131,20 +133,6 @@ warnmsg(const char *fmt, ...)
 		/* Nowhere left to complain to. */
 	}
 	va_end(ap);
-}
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (fputs("proxy: ", stderr) == EOF ||
-	    vfprintf(stderr, fmt, ap) < 0 || fputc('\n', stderr) == EOF) {
-		/* Exiting anyway. */
-	}
-	va_end(ap);
-	exit(2);
 }
 
 static void *
@@ -176,23 +164,6 @@ xclose(int fd)
 {
 	if (fd != -1 && close(fd) == -1 && errno != EINTR)
 		warnmsg("close: %s", strerror(errno));
-}
-
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
-		die("clock_gettime: %s", strerror(errno));
-	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-}
-
-static void
-on_term(int sig)
-{
-	(void)sig;
-	got_term = 1;
 }
 
 /* Parse a port: 0..65535, digits only. */
@@ -698,8 +669,7 @@ next_due(int64_t now, int64_t limit)
 int
 main(int argc, char **argv)
 {
-	struct sigaction	 sa;
-	sigset_t		 block, waitmask;
+	sigset_t		 waitmask;
 	struct pollfd		*pfd = NULL;
 	struct timespec		 ts;
 	size_t			 cap = 0, i, j, n;
@@ -720,22 +690,7 @@ main(int argc, char **argv)
 	ack_path = xstrcat2(ctl_path, ".ack");
 	ack_tmp = xstrcat2(ctl_path, ".ack.tmp");
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	if (sigemptyset(&sa.sa_mask) == -1 ||
-	    sigaction(SIGTERM, &sa, NULL) == -1 ||
-	    sigaction(SIGINT, &sa, NULL) == -1)
-		die("sigaction: %s", strerror(errno));
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, NULL) == -1)
-		die("sigaction: %s", strerror(errno));
-	/* The signals are let in only while waiting in ppoll(). */
-	if (sigemptyset(&block) == -1 || sigaddset(&block, SIGTERM) == -1 ||
-	    sigaddset(&block, SIGINT) == -1 ||
-	    sigprocmask(SIG_BLOCK, &block, &waitmask) == -1 ||
-	    sigdelset(&waitmask, SIGTERM) == -1 ||
-	    sigdelset(&waitmask, SIGINT) == -1)
-		die("sigprocmask: %s", strerror(errno));
+	fake_signals(&waitmask);
 
 	if (listen_open() == -1)
 		return (2);

@@ -220,6 +220,14 @@ assert_no_lock() {
 	[ "$n" = 0 ] || fail "lock '$2' left on $1: keys $(keys_of "$1")"
 }
 
+# assert_released NAME KEY: a release (the compare-and-delete) ran on NAME:
+# neither KEY nor its metadata hash is there.
+assert_released() {
+	local n
+	n=$(rcli "$1" EXISTS "$2" "{$2}:meta")
+	[ "$n" = 0 ] || fail "lock '$2' not released on $1: keys $(keys_of "$1")"
+}
+
 # --- the proxy (tests/fakes/proxy.c) -------------------------------------
 
 # proxy_start NAME TARGET_PORT: a proxy in pass mode on a free port in
@@ -273,9 +281,9 @@ proxy_stop() {
 	rm -f "$dir/bgpid"
 }
 
-# proxy_run_teardown: kill the test's background runs and the child they
-# started, then the proxy p (teardown of network.bats and sigkill.bats).
-proxy_run_teardown() {
+# kill_bg_runs: kill the test's background runs and the command they
+# started (the first half of every teardown here).
+kill_bg_runs() {
 	local pid
 	for pid in "${BG_PIDS[@]}"; do
 		kill -KILL "$pid" 2>/dev/null || true
@@ -284,5 +292,21 @@ proxy_run_teardown() {
 	if [ -s "$D/started" ]; then
 		kill -KILL "$(child_pid)" 2>/dev/null || true
 	fi
+}
+
+# proxy_run_teardown: kill_bg_runs, then stop the proxy p (teardown of
+# network.bats and sigkill.bats).
+proxy_run_teardown() {
+	kill_bg_runs
 	proxy_stop p
+}
+
+# wait_run_ok: the background run (start_bg runner) exits 0, its command
+# ran to its end and got no signal; its stderr is then in $stderr.
+wait_run_ok() {
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	[ -e "$D/finished" ] || fail "the command did not run to its end"
+	[ ! -s "$D/got" ] || fail "the command was signalled: $(cat "$D/got")"
+	bg_stderr runner
 }

@@ -37,14 +37,7 @@ setup() {
 }
 
 teardown() {
-	local pid
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ -s "$D/started" ]; then
-		kill -KILL "$(child_pid)" 2>/dev/null || true
-	fi
+	kill_bg_runs
 	bad_stop
 }
 

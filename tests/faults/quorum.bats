@@ -39,14 +39,7 @@ setup() {
 }
 
 teardown() {
-	local pid s
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ -s "$D/started" ]; then
-		kill -KILL "$(child_pid)" 2>/dev/null || true
-	fi
+	kill_bg_runs
 	stop_servers
 }
 
@@ -113,14 +106,10 @@ holders() {
 	done
 	touch "$D/go"
 
-	wait_bg "$BG_PID"
-	assert_equal "$BG_STATUS" 0
-	[ -e "$D/finished" ]
-	[ ! -s "$D/got" ] || fail "the command was signalled: $(cat "$D/got")"
-	bg_stderr runner
+	wait_run_ok
 	assert_equal "$stderr" ""
 	for s in $SERVERS; do
-		assert_no_lock "$s" k
+		assert_released "$s" k
 	done
 }
 

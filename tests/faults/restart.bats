@@ -34,13 +34,7 @@ setup() {
 teardown() {
 	local pid
 	kill -CONT "$(redis_pid main)" 2>/dev/null || true
-	for pid in "${BG_PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ -s "$D/started" ]; then
-		kill -KILL "$(child_pid)" 2>/dev/null || true
-	fi
+	kill_bg_runs
 	# A test that failed between stop and start leaves no server.
 	pid=$(redis_pid main) || true
 	if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
@@ -95,14 +89,10 @@ teardown() {
 	[ ! -s "$D/got" ] || fail "the command was signalled: $(cat "$D/got")"
 	touch "$D/go"
 
-	wait_bg "$BG_PID"
-	assert_equal "$BG_STATUS" 0
-	[ -e "$D/finished" ]
-	[ ! -s "$D/got" ] || fail "the command was signalled: $(cat "$D/got")"
-	bg_stderr runner
+	wait_run_ok
 	assert_equal "$stderr" ""
 	# Released at the end: neither the lock nor its metadata is left.
-	assert_no_lock aof k
+	assert_released aof k
 	redis_stop aof
 }
 
