@@ -109,29 +109,11 @@ now_us() { REPLY=${EPOCHREALTIME/./}; }
 # sees the same machine; wall time of each call in microseconds goes to
 # $TMP/NAME.1, $TMP/NAME.2, ...  A FUNC is one iteration and fails loudly.
 harness() {
-	local name=$1 i j k t0 deadline=$((EPOCHSECONDS + CASE_LIMIT - 10))
+	local name=$1 n
 	shift
-	local -a fn=("$@") times=()
-	local m=${#fn[@]}
-	for ((i = 0; i < WARMUP; i++)); do
-		for ((j = 0; j < m; j++)); do "${fn[j]}"; done
-	done
-	for ((j = 0; j < m; j++)); do times[j]=""; done
-	for ((i = 0; i < N; i++)); do
-		for ((k = 0; k < m; k++)); do
-			j=$(((i + k) % m))
-			now_us; t0=$REPLY
-			"${fn[j]}"
-			now_us
-			times[j]+="$((REPLY - t0)) "
-		done
-		((EPOCHSECONDS < deadline)) ||
-		    die "$name: over the time limit after $i iterations"
-	done
-	for ((j = 0; j < m; j++)); do
-		# shellcheck disable=SC2086 # split the list on purpose
-		printf '%s\n' ${times[j]} >"$TMP/$name.$((j + 1))"
-	done
+	sample "$name" "$N" "$WARMUP" "$((CASE_LIMIT - 10))" "$@"
+	n=$(<"$TMP/$name.n")
+	((n == N)) || die "$name: over the time limit after $n iterations"
 }
 
 # compare NAME LABEL PEER_LABEL TARGET: two rows (median with the verdict,
@@ -149,7 +131,7 @@ compare() {
 
 ### Helpers of the peer cases (A-F, tls, pretls).
 
-# sample NAME N WARM BUDGET FUNC...: the harness above with its own counts,
+# sample NAME N WARM BUDGET FUNC...: what harness does, with its own counts
 # and a soft time limit: after BUDGET seconds it stops (keeping at least 5
 # timed iterations per side) instead of failing.  The number of timed
 # iterations goes to $TMP/NAME.n.
