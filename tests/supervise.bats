@@ -138,6 +138,55 @@ forwarded() {
 	key_gone main k
 }
 
+# proc_state PID: the state letter in /proc/PID/stat (T: stopped).
+proc_state() {
+	local s
+	read -r s <"/proc/$1/stat" || return 1
+	s=${s##*) }
+	printf '%s\n' "${s%% *}"
+}
+
+# The job is stopped: the command and redlock-cli, its parent.
+job_stopped() {
+	local cmd rl
+	cmd=$(cat "$D/ready")
+	rl=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$cmd/stat")
+	[ "$(proc_state "$cmd")" = T ] && [ "$(proc_state "$rl")" = T ]
+}
+
+@test "Ctrl-Z at a terminal stops the job with the lock kept, and fg resumes it" {
+	command -v script >/dev/null || skip "util-linux script is not installed"
+	cat >"$D/job.sh" <<EOF
+echo \$\$ >"$D/ready"
+sleep 1
+echo done >"$D/done"
+EOF
+	# An interactive shell, for job control; the pipe stays open until
+	# the job has ended.
+	{
+		printf '%s\n' "redlock-cli run k -- sh '$D/job.sh'"
+		wait_until child_ready
+		printf '\032'
+		wait_until job_stopped
+		# Stopped for longer than the job's sleep: it did not go on.
+		sleep 1.5
+		[ ! -e "$D/done" ] || echo "ran while stopped" >>"$D/bad"
+		key_exists main k || echo "lock gone while stopped" >>"$D/bad"
+		# The second line waits in the terminal until fg returns.
+		printf 'fg\n'
+		printf '%s\n' "echo \$? >'$D/rc'"
+		WAIT_TRIES=200 wait_until test -s "$D/rc"
+		printf 'exit\n'
+	} | SHELL=/bin/bash script -qfec "bash --norc --noprofile -i" /dev/null \
+	    >"$D/tty.out" 3>&-
+	[ ! -e "$D/bad" ] || fail "$(cat "$D/bad")"
+	assert_equal "$(cat "$D/rc")" 0
+	assert_equal "$(cat "$D/done")" done
+	grep -q Stopped "$D/tty.out" ||
+	    fail "the shell saw no stopped job: $(cat "$D/tty.out")"
+	key_gone main k
+}
+
 @test "a lock overwritten by another owner sends SIGTERM to the command and run exits 75, leaving the key alone" {
 	start_bg runner run k -t 1s -- sh "$D/child.sh" TERM
 	wait_until child_ready
@@ -280,6 +329,30 @@ forwarded() {
 	ign=$(printf '%s\n' "${lines[1]}" | awk '{ print $2 }')
 	# Bit 0 is signal 1, SIGHUP.
 	(( 16#$ign & 1 )) || fail "SIGHUP not ignored in the command: $ign"
+}
+
+@test "started with SIGCHLD ignored: the exit code still passes through, at once, and the command inherits the ignore" {
+	# Programs that ignore SIGCHLD (to have their children reaped for
+	# them) pass the ignore on through exec.  With it, the kernel neither
+	# signals nor keeps the child's status: run must undo it for itself,
+	# or it would learn of the end only at the next renewal, and as exit
+	# status 0.  The command still gets the disposition run was given.
+	local t0 t1
+	t0=$(date +%s%N)
+	run --separate-stderr perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' \
+	    redlock-cli run k -t 30s -- sh -c 'exit 3'
+	t1=$(date +%s%N)
+	assert_failure 3
+	[ -z "$stderr" ]
+	# The next renewal would be 10 s away.
+	[ $(( (t1 - t0) / 1000000 )) -lt 5000 ]
+	key_gone main k
+	run --separate-stderr perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die' \
+	    redlock-cli run k -- grep SigIgn /proc/self/status
+	assert_success
+	# Bit 16 is signal 17, SIGCHLD.
+	(( 16#$(printf '%s\n' "$output" | awk '{ print $2 }') & 16#10000 )) ||
+	    fail "SIGCHLD not ignored in the command: $output"
 }
 
 @test "the command starts with exactly the ignored signals redlock-cli was started with" {
