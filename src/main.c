@@ -5,12 +5,40 @@
  * options, the connection settings, run it, exit with what it returned.
  */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "redlock.h"
+
+/*
+ * Started with standard input, output or error closed (`>&-`, some
+ * daemons), the next descriptor we open would take its number: the Redis
+ * socket would get our messages or the token, and Redis would read their
+ * bytes as commands.  Hold each closed one with /dev/null opened the
+ * wrong way round, so that using it still fails as on a closed one (EBADF:
+ * acquire then gives the lock back, as no one got the token), and
+ * close-on-exec, so that run's command starts with it closed, as given.
+ */
+static int
+main_hold_stdio(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		/* The lowest free number: fd itself, 0 to fd-1 being open. */
+		if (open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) |
+		    O_CLOEXEC) != fd)
+			return (-1);
+	}
+	return (0);
+}
 
 int
 main(int argc, char **argv)
@@ -20,6 +48,8 @@ main(int argc, char **argv)
 	const struct cmd_entry	*e;
 	int			 i, rc;
 
+	if (main_hold_stdio() == -1)
+		return (EXIT_UNAVAILABLE);	/* nowhere to say so */
 	memset(&g, 0, sizeof(g));
 	g.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;

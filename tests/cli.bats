@@ -292,3 +292,38 @@ usage_of() { redlock-cli help "$1" | head -n 1; }
 	assert_failure 64
 	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus'"
 }
+
+# --- standard descriptors closed by the caller ---------------------------
+
+# Error replies Redis has sent since CONFIG RESETSTAT, other than
+# NOSCRIPT (a script's first use): bytes of ours read as a command show
+# up here as "ERR unknown command".
+errors_since_reset() {
+	rcli main INFO errorstats | tr -d '\r' | grep '^errorstat_' |
+	    grep -v '^errorstat_NOSCRIPT:' || true
+}
+
+@test "with standard output closed, acquire gives the lock back and exits 69, and Redis gets nothing of ours" {
+	rcli main CONFIG RESETSTAT >/dev/null
+	run --separate-stderr bash -c 'redlock-cli acquire k >&-'
+	assert_equal "$status" 69
+	assert_equal "$stderr" \
+	    'redlock-cli: cannot write to standard output: Bad file descriptor'
+	key_gone main k
+	assert_equal "$(errors_since_reset)" ''
+}
+
+@test "with standard error closed, a message goes nowhere, not into the Redis connection" {
+	run --separate-stderr redlock-cli acquire k -t 30s
+	assert_success
+	rcli main CONFIG RESETSTAT >/dev/null
+	run bash -c 'redlock-cli acquire k -n 2>&-'
+	assert_equal "$status" 1
+	assert_equal "$(errors_since_reset)" ''
+	# And run's command gets standard error closed, as run was given it.
+	redis_flush
+	run bash -c 'redlock-cli run k -- sh -c "[ -e /proc/self/fd/2 ] && echo open || echo closed" 2>&-'
+	assert_success
+	assert_output closed
+	assert_equal "$(errors_since_reset)" ''
+}
