@@ -265,36 +265,47 @@ supervise_job_stop(struct supervisor *s)
  * renewal never runs past the lock's validity, so it ended in time.
  * waitpid is asked only after a SIGCHLD (may_have_changed), not at every
  * wake-up: on an idle hold it was a sixth of the CPU each renewal cost.
+ * Any child is reaped, as tini does: as a container's PID 1 we inherit
+ * the command's orphans, which would otherwise stay zombies.
  */
 static int
 supervise_reap(struct supervisor *s)
 {
-	pid_t w;
+	pid_t	w;
+	int	status;
 
 	if (s->is_reaped)
 		return (1);
 	if (!s->may_have_changed)
 		return (0);
-	w = waitpid(s->child, &s->status, WNOHANG | WUNTRACED);
-	if (w == 0) {
-		/* Anything after this raises a SIGCHLD of its own. */
-		s->may_have_changed = 0;
-		return (0);
-	}
-	if (w == s->child && WIFSTOPPED(s->status)) {
-		/* One SIGCHLD may stand for the stop and the exit too. */
-		supervise_job_stop(s);
-		return (0);
-	}
-	if (w == s->child || (w == -1 && errno == ECHILD)) {
+	for (;;) {
+		w = waitpid(-1, &status, WNOHANG | WUNTRACED);
+		if (w == 0) {
+			/* Anything after this raises a SIGCHLD of its own. */
+			s->may_have_changed = 0;
+			return (0);
+		}
+		if (w == -1 && errno == EINTR)
+			continue;
 		if (w == -1) {
+			/* ECHILD: gone, and its status with it. */
 			log_warn("waitpid");
 			s->status = 0;
+			s->is_reaped = 1;
+			return (1);
 		}
+		if (w != s->child)
+			continue;	/* an orphan of the command */
+		if (WIFSTOPPED(status)) {
+			/* One SIGCHLD may stand for the exit too: keep
+			 * may_have_changed, to ask again. */
+			supervise_job_stop(s);
+			return (0);
+		}
+		s->status = status;
 		s->is_reaped = 1;
 		return (1);
 	}
-	return (0);
 }
 
 /* Exit status of run for a child's wait status, as a shell reports it. */

@@ -355,6 +355,20 @@ EOF
 	    fail "SIGCHLD not ignored in the command: $output"
 }
 
+@test "as PID 1, a container's entry point, run reaps the command's orphans instead of leaving zombies" {
+	unshare -fp --mount-proc true 2>/dev/null ||
+	    skip "cannot make a PID namespace here"
+	# The subshell's sleep is orphaned at once, reparented to PID 1 (us),
+	# and ends while the command still runs.
+	run --separate-stderr unshare -fp --mount-proc redlock-cli run k -- \
+	    sh -c '(sleep 0.1 &); sleep 0.6
+		grep -l "^State:.*zombie" /proc/[0-9]*/status; exit 4'
+	assert_equal "$status" 4
+	[ -z "$stderr" ]
+	assert_output ''
+	key_gone main k
+}
+
 @test "the command starts with exactly the ignored signals redlock-cli was started with" {
 	# Not all zeros: make and some CI runners start us with signals
 	# ignored.  What matters is that redlock-cli adds none (it ignores
