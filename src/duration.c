@@ -69,7 +69,7 @@ duration_parse(const char *str, int64_t *ms, const char **errstr)
 			break;
 	}
 	if (duration_units[i].suffix == NULL) {
-		*errstr = "unknown unit";
+		*errstr = "unknown unit (ms, s, m or h)";
 		return (-1);
 	}
 	if (errno == ERANGE || !isfinite(value) ||

@@ -22,17 +22,17 @@ BAD_CASES=(
 	'-1'			'negative'
 	'-0'			'negative'
 	'abc'			'not a number'
-	'1.5x'			'unknown unit'
-	'1e3'			'unknown unit'
-	'0x10'			'unknown unit'
+	'1.5x'			'unknown unit (ms, s, m or h)'
+	'1e3'			'unknown unit (ms, s, m or h)'
+	'0x10'			'unknown unit (ms, s, m or h)'
 	'inf'			'not a number'
 	'nan'			'not a number'
 	' 5'			'not a number'
 	'+5'			'not a number'
-	'5 s'			'unknown unit'
-	'5S'			'unknown unit'
-	'1h30m'			'unknown unit'
-	'1.5.5'			'unknown unit'
+	'5 s'			'unknown unit (ms, s, m or h)'
+	'5S'			'unknown unit (ms, s, m or h)'
+	'1h30m'			'unknown unit (ms, s, m or h)'
+	'1.5.5'			'unknown unit (ms, s, m or h)'
 	'ms'			'not a number'
 	'99999999999999h'	'too large'
 	'99999999999999999999999999'	'too large'
@@ -73,7 +73,7 @@ check_bad() {
 	run --separate-stderr redlock-cli acquire k --ttl=1.5x
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: invalid --ttl '1.5x': unknown unit"
+	assert_stderr_line "redlock-cli: invalid --ttl '1.5x': unknown unit (ms, s, m or h)"
 }
 
 @test "a TTL of zero is below 1ms" {

@@ -18,8 +18,8 @@ int	 LLVMFuzzerInitialize(int *, char ***);
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static const char *fuzz_reasons[] = {
-	"empty", "negative", "not a number", "unknown unit", "too large",
-	"below 1ms", NULL
+	"empty", "negative", "not a number", "unknown unit (ms, s, m or h)",
+	"too large", "below 1ms", NULL
 };
 
 static void
