@@ -243,7 +243,9 @@ supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
  * shell sees the job stopped and gets the terminal back, and hand the
  * terminal and a SIGCONT to the command when we are continued (fg, bg).
  * No renewal happens while we are stopped: if that outlasts the lock's
- * validity, the loop treats the lock as lost as soon as we run again.
+ * validity, the loop treats the lock as lost as soon as we run again, and
+ * the command is not continued at all: the lock may be someone else's by
+ * now, and SIGKILL needs no SIGCONT.
  */
 static void
 supervise_job_stop(struct supervisor *s)
@@ -253,6 +255,8 @@ supervise_job_stop(struct supervisor *s)
 	(void)tcsetpgrp(s->tty_fd, getpgrp());
 	(void)kill(getpid(), SIGSTOP);
 	/* Continued. */
+	if (clock_mono_ns() >= s->lock->valid_until_ns)
+		return;
 	if (tcgetpgrp(s->tty_fd) == getpgrp())
 		(void)tcsetpgrp(s->tty_fd, s->child);
 	(void)kill(-s->child, SIGCONT);

@@ -156,10 +156,11 @@ job_stopped() {
 
 @test "Ctrl-Z at a terminal stops the job with the lock kept, and fg resumes it" {
 	command -v script >/dev/null || skip "util-linux script is not installed"
+	# One process throughout (exec): a Ctrl-Z that caught sh in vfork()
+	# would stop the child before its exec and wedge sh, a shell matter.
 	cat >"$D/job.sh" <<EOF
 echo \$\$ >"$D/ready"
-sleep 3
-echo done >"$D/done"
+exec sleep 3
 EOF
 	# An interactive shell, for job control; the pipe stays open until
 	# the job has ended.
@@ -178,14 +179,39 @@ EOF
 		printf '%s\n' "echo \$? >'$D/rc'"
 		WAIT_TRIES=200 wait_until test -s "$D/rc"
 		printf 'exit\n'
-	} | SHELL=/bin/bash script -qfec "bash --norc --noprofile -i" /dev/null \
+	} | SHELL=/bin/bash timeout 60 script -qfec "bash --norc --noprofile -i" /dev/null \
 	    >"$D/tty.out" 3>&-
 	[ ! -e "$D/bad" ] || fail "$(cat "$D/bad")"
 	assert_equal "$(cat "$D/rc")" 0
-	assert_equal "$(cat "$D/done")" done
 	grep -q Stopped "$D/tty.out" ||
 	    fail "the shell saw no stopped job: $(cat "$D/tty.out")"
 	key_gone main k
+}
+
+@test "Ctrl-Z held past the lock's validity: after fg the command is killed, not resumed, and run exits 75" {
+	command -v script >/dev/null || skip "util-linux script is not installed"
+	cat >"$D/job.sh" <<EOF
+echo \$\$ >"$D/ready"
+exec sleep 30
+EOF
+	{
+		printf '%s\n' "redlock-cli run k -t 1s -- sh '$D/job.sh'"
+		wait_until child_ready
+		printf '\032'
+		wait_until job_stopped
+		# Past the 1 s TTL: the lock is gone, maybe someone else's.
+		sleep 1.5
+		printf 'fg\n'
+		printf '%s\n' "echo \$? >'$D/rc'"
+		WAIT_TRIES=200 wait_until test -s "$D/rc"
+		printf 'exit\n'
+	} | SHELL=/bin/bash timeout 60 script -qfec "bash --norc --noprofile -i" /dev/null \
+	    >"$D/tty.out" 3>&-
+	# Within the 10 s wait for rc, not after the command's 30 s.
+	assert_equal "$(cat "$D/rc")" 75
+	grep -q "lock 'k' lost" "$D/tty.out" ||
+	    fail "no lost-lock line: $(cat "$D/tty.out")"
+	[ ! -e "/proc/$(cat "$D/ready")" ] || fail "the command is still there"
 }
 
 @test "a lock overwritten by another owner sends SIGTERM to the command and run exits 75, leaving the key alone" {
