@@ -47,6 +47,13 @@ static int		 supervise_have_old_sigpipe;
 static const int supervise_forwarded[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0
 };
+/*
+ * Job control sent to us (kill -TSTP %1 reaches our process group, not
+ * the command's) goes to the command's group: a stopped supervisor would
+ * let the lock expire under a command that still runs.  Paused this way,
+ * the job keeps its lock, renewed, as a stopped flock(1) would.
+ */
+static const int supervise_job_signals[] = { SIGTSTP, SIGCONT, 0 };
 
 struct supervisor {
 	struct lock			*lock;
@@ -74,6 +81,7 @@ struct spawn {
 	char		**envp;
 	const sigset_t	 *old_mask;
 	const struct sigaction *old_chld;
+	sigset_t	  stops;	/* SIGTSTP: see supervise_child() */
 	pid_t		  parent;
 	int		  tty_fd;
 	int		  err_fd;	/* exec's errno goes here */
@@ -118,7 +126,8 @@ supervise_restore_sigpipe(void)
 static void
 supervise_child(const struct spawn *sp)
 {
-	int e, code;
+	struct timespec	zero = { 0, 0 };
+	int		e, code;
 
 	(void)setpgid(0, 0);
 	/* SIGTTOU is blocked here, so a background group may take the tty. */
@@ -132,6 +141,15 @@ supervise_child(const struct spawn *sp)
 	/* The child's dispositions are its own (no CLONE_SIGHAND). */
 	supervise_restore_sigpipe();
 	(void)sigaction(SIGCHLD, sp->old_chld, NULL);
+	/*
+	 * A Ctrl-Z that came after our tcsetpgrp is pending here (blocked):
+	 * unblocked, it would stop us before exec, and a stopped vfork child
+	 * never lets the parent go on.  Drop it (the keystroke is lost, the
+	 * terminal is not), right before unblocking; what is left is the
+	 * moment between the two calls and exec's PATH search.
+	 */
+	while (sigtimedwait(&sp->stops, NULL, &zero) > 0)
+		;
 	if (sigprocmask(SIG_SETMASK, sp->old_mask, NULL) == -1)
 		_exit(EXIT_NOEXEC);
 	execvpe(sp->argv[0], sp->argv, sp->envp);
@@ -214,6 +232,8 @@ supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
 	sp.envp = supervise_environ(s->lock, &first_own);
 	sp.old_mask = old_mask;
 	sp.old_chld = old_chld;
+	if (sigemptyset(&sp.stops) == -1 || sigaddset(&sp.stops, SIGTSTP) == -1)
+		fatal(EXIT_UNAVAILABLE, "sigset");
 	sp.parent = parent;
 	sp.tty_fd = s->tty_fd;
 	sp.err_fd = fds[1];
@@ -463,6 +483,9 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	for (i = 0; supervise_forwarded[i] != 0; i++)
 		if (sigaddset(&set, supervise_forwarded[i]) == -1)
 			fatal(EXIT_UNAVAILABLE, "sigset");
+	for (i = 0; supervise_job_signals[i] != 0; i++)
+		if (sigaddset(&set, supervise_job_signals[i]) == -1)
+			fatal(EXIT_UNAVAILABLE, "sigset");
 	/*
 	 * A SIGCHLD ignored by whoever started us (it survives exec) would
 	 * mean no SIGCHLD and no exit status: the kernel reaps the command
@@ -553,6 +576,18 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		sig = sigtimedwait(&set, &info, have_deadline ? &ts : NULL);
 		if (sig == -1) {
 			/* EAGAIN: a deadline; EINTR; nothing else can be. */
+			continue;
+		}
+		if (sig == SIGTSTP || sig == SIGCONT) {
+			/* Past the lock's validity it stays stopped until
+			 * killed (see supervise_job_stop). */
+			if (sig == SIGCONT &&
+			    clock_mono_ns() >= l->valid_until_ns)
+				continue;
+			log_debug("passing SIG%s on to the command's group",
+			    signame_name(sig));
+			if (kill(-s.child, sig) == -1 && errno == ESRCH)
+				(void)kill(s.child, sig);
 			continue;
 		}
 		if (sig != SIGCHLD) {

@@ -214,6 +214,32 @@ EOF
 	[ ! -e "/proc/$(cat "$D/ready")" ] || fail "the command is still there"
 }
 
+command_stopped() { [ "$(proc_state "$(cat "$D/ready")")" = T ]; }
+
+@test "SIGTSTP sent to redlock-cli stops the command, not the supervisor: the lock stays renewed, and SIGCONT resumes the command" {
+	# kill -TSTP %1 reaches redlock-cli's group, not the command's.  A
+	# stopped supervisor would let the lock expire under a command that
+	# still runs; the job is paused instead, holding its lock as a
+	# stopped flock(1) would.
+	cat >"$D/job.sh" <<EOF
+echo \$\$ >"$D/ready"
+exec sleep 2
+EOF
+	start_bg runner run k -t 1s -- sh "$D/job.sh"
+	wait_until child_ready
+	kill -TSTP "$BG_PID"
+	wait_until command_stopped
+	# Past the 1 s TTL, and then some: renewed all along.
+	sleep 1.5
+	command_stopped || fail "the command did not stay stopped"
+	[ "$(proc_state "$BG_PID")" != T ] || fail "redlock-cli itself stopped"
+	key_exists main k
+	kill -CONT "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	key_gone main k
+}
+
 @test "a lock overwritten by another owner sends SIGTERM to the command and run exits 75, leaving the key alone" {
 	start_bg runner run k -t 1s -- sh "$D/child.sh" TERM
 	wait_until child_ready
