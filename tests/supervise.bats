@@ -154,33 +154,49 @@ job_stopped() {
 	[ "$(proc_state "$cmd")" = T ] && [ "$(proc_state "$rl")" = T ]
 }
 
-@test "Ctrl-Z at a terminal stops the job with the lock kept, and fg resumes it" {
-	command -v script >/dev/null || skip "util-linux script is not installed"
+# ctrl_z_job SECONDS 'RUN OPTIONS' CHECK: in an interactive bash under
+# script(1), for job control, start `redlock-cli run k OPTIONS` over a job
+# that sleeps SECONDS, press Ctrl-Z, wait until the job is stopped, call
+# CHECK meanwhile, then fg.  Run's exit status ends up in $D/rc, the
+# terminal's output in $D/tty.out.
+ctrl_z_job() {
+	local secs=$1 opts=$2 check=$3
 	# One process throughout (exec): a Ctrl-Z that caught sh in vfork()
 	# would stop the child before its exec and wedge sh, a shell matter.
 	cat >"$D/job.sh" <<EOF
 echo \$\$ >"$D/ready"
-exec sleep 3
+exec sleep $secs
 EOF
-	# An interactive shell, for job control; the pipe stays open until
-	# the job has ended.
+	# The pipe stays open until the job has ended.
 	{
-		printf '%s\n' "redlock-cli run k -- sh '$D/job.sh'"
+		printf '%s\n' "redlock-cli run k $opts -- sh '$D/job.sh'"
 		wait_until child_ready
 		printf '\032'
 		wait_until job_stopped
-		# It stays so (no one continued it behind the shell's back),
-		# and the lock stays held meanwhile.
-		sleep 1
-		job_stopped || echo "the job did not stay stopped" >>"$D/bad"
-		key_exists main k || echo "lock gone while stopped" >>"$D/bad"
+		"$check"
 		# The second line waits in the terminal until fg returns.
 		printf 'fg\n'
 		printf '%s\n' "echo \$? >'$D/rc'"
 		WAIT_TRIES=200 wait_until test -s "$D/rc"
 		printf 'exit\n'
-	} | SHELL=/bin/bash timeout 60 script -qfec "bash --norc --noprofile -i" /dev/null \
-	    >"$D/tty.out" 3>&-
+	} | SHELL=/bin/bash timeout 60 script -qfec \
+	    "bash --norc --noprofile -i" /dev/null >"$D/tty.out" 3>&-
+}
+
+# It stays so (no one continued it behind the shell's back), and the lock
+# stays held meanwhile.
+stays_stopped_with_lock() {
+	sleep 1
+	job_stopped || echo "the job did not stay stopped" >>"$D/bad"
+	key_exists main k || echo "lock gone while stopped" >>"$D/bad"
+}
+
+# Past a 1 s TTL: the lock is gone, maybe someone else's.
+outlasts_ttl() { sleep 1.5; }
+
+@test "Ctrl-Z at a terminal stops the job with the lock kept, and fg resumes it" {
+	command -v script >/dev/null || skip "util-linux script is not installed"
+	ctrl_z_job 3 '' stays_stopped_with_lock
 	[ ! -e "$D/bad" ] || fail "$(cat "$D/bad")"
 	assert_equal "$(cat "$D/rc")" 0
 	grep -q Stopped "$D/tty.out" ||
@@ -190,23 +206,7 @@ EOF
 
 @test "Ctrl-Z held past the lock's validity: after fg the command is killed, not resumed, and run exits 75" {
 	command -v script >/dev/null || skip "util-linux script is not installed"
-	cat >"$D/job.sh" <<EOF
-echo \$\$ >"$D/ready"
-exec sleep 30
-EOF
-	{
-		printf '%s\n' "redlock-cli run k -t 1s -- sh '$D/job.sh'"
-		wait_until child_ready
-		printf '\032'
-		wait_until job_stopped
-		# Past the 1 s TTL: the lock is gone, maybe someone else's.
-		sleep 1.5
-		printf 'fg\n'
-		printf '%s\n' "echo \$? >'$D/rc'"
-		WAIT_TRIES=200 wait_until test -s "$D/rc"
-		printf 'exit\n'
-	} | SHELL=/bin/bash timeout 60 script -qfec "bash --norc --noprofile -i" /dev/null \
-	    >"$D/tty.out" 3>&-
+	ctrl_z_job 30 '-t 1s' outlasts_ttl
 	# Within the 10 s wait for rc, not after the command's 30 s.
 	assert_equal "$(cat "$D/rc")" 75
 	grep -q "lock 'k' lost" "$D/tty.out" ||
