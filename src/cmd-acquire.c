@@ -30,16 +30,24 @@ static int
 cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock	 l;
+	sigset_t	 caller;
 	char		 took[32];
 	int64_t		 start = clock_mono_ns(), validity_ms;
-	int		 rc;
+	int		 rc, sig;
 
+	if (endsig_hold(&caller) == -1) {
+		log_warn("sigprocmask");
+		return (EXIT_UNAVAILABLE);
+	}
 	lock_init(&l, g, a->key);
+	l.wait_mask = &caller;
 	l.limit = a->limit;
 	l.is_fair = a->fair;
 	if (a->token != NULL)
 		(void)lock_set_token(&l, a->token);
 	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, "manual");
+	if (rc != EXIT_OK)
+		endsig_restore(&caller);
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(&l, a);
 		rc = a->conflict_code;
@@ -49,6 +57,8 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 		log_warnx("%s", l.err);
 		goto out;
 	}
+	if ((sig = endsig_pending()) != 0)
+		goto told_to_end;
 	duration_format((clock_mono_ns() - start) / 1000000, took,
 	    sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
@@ -69,8 +79,17 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 		/* Nobody got the token, so nobody could release the lock. */
 		(void)lock_release(&l);
 		rc = EXIT_UNAVAILABLE;
-	}
+	} else if ((sig = endsig_pending()) != 0)
+		goto told_to_end;
 out:
+	/* A signal after the last look finds us done: dropped at exit. */
 	lock_free(&l);
 	return (rc);
+told_to_end:
+	/* Told to end while taking it (or printing it): the caller sees us
+	 * die of it and will not use the token, so give the lock back. */
+	(void)lock_release(&l);
+	lock_free(&l);
+	endsig_restore(&caller);
+	return (EXIT_SIGNAL_BASE + sig);
 }

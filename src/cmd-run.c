@@ -63,9 +63,10 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock		 l;
 	struct supervise_opts	 so;
+	sigset_t		 caller;
 	char			*shell_argv[4], **argv, *described, took[32];
 	int64_t			 start, jitter_ns;
-	int			 rc;
+	int			 rc, sig;
 
 	if (a->shell_command != NULL) {
 		shell_argv[0] = "/bin/sh";
@@ -83,13 +84,27 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		    (long long)(jitter_ns / 1000000));
 		clock_sleep_ns(jitter_ns);
 	}
+	if (endsig_hold(&caller) == -1) {
+		log_warn("sigprocmask");
+		return (EXIT_UNAVAILABLE);
+	}
 	start = clock_mono_ns();
 	described = cmd_run_describe(argv);
 	lock_init(&l, g, a->key);
 	l.limit = a->limit;
 	l.is_fair = a->fair;
+	l.wait_mask = &caller;
 	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, described);
 	free(described);
+	if (rc == EXIT_OK && (sig = endsig_pending()) != 0) {
+		/* Told to end while taking it: no command, lock back. */
+		(void)lock_release(&l);
+		lock_free(&l);
+		endsig_restore(&caller);
+		return (EXIT_SIGNAL_BASE + sig);
+	}
+	if (rc != EXIT_OK)
+		endsig_restore(&caller);
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(&l, a);
 		lock_free(&l);
@@ -110,6 +125,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	so.min_hold_ms = a->min_hold_ms;
 	so.lost_signal = a->lost_signal;
 	so.lost_exit_code = a->lost_exit_code;
+	so.caller_mask = &caller;
 	rc = supervise_run(&l, &so, argv);
 	lock_free(&l);
 	return (rc);

@@ -9,6 +9,7 @@
 #define REDLOCK_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -240,6 +241,12 @@ void	 settings_free(struct global_opts *);
 int	 signame_parse(const char *);
 const char *signame_name(int);
 
+/* endsig.c */
+extern const int endsig_list[];
+int	 endsig_hold(sigset_t *);
+int	 endsig_pending(void);
+void	 endsig_restore(const sigset_t *);
+
 /* conn.c: the only owner of sockets */
 enum conn_result {
 	CONN_OK = 0,		/* a reply that is not an error reply */
@@ -349,6 +356,7 @@ struct lock {
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	const sigset_t	*wait_mask;	/* endsig: the mask while waiting */
 	int		 fail_code;	/* exit code of the last failure */
 	int		 type_clash;	/* exit code if the key's type is wrong */
 	char		 err[512];	/* the last failure, for the caller */
@@ -408,6 +416,7 @@ struct supervise_opts {
 	int64_t		 min_hold_ms;
 	int		 lost_signal;
 	int		 lost_exit_code;
+	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 

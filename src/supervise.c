@@ -44,9 +44,7 @@
 static struct sigaction	 supervise_old_sigpipe;
 static int		 supervise_have_old_sigpipe;
 
-static const int supervise_forwarded[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0
-};
+/* Forwarded to the command: endsig_list, the signals that end us. */
 /*
  * Job control sent to us (kill -TSTP %1 reaches our process group, not
  * the command's) goes to the command's group: a stopped supervisor would
@@ -480,8 +478,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	if (sigemptyset(&set) == -1 || sigaddset(&set, SIGCHLD) == -1 ||
 	    sigaddset(&set, SIGTTOU) == -1)
 		fatal(EXIT_UNAVAILABLE, "sigset");
-	for (i = 0; supervise_forwarded[i] != 0; i++)
-		if (sigaddset(&set, supervise_forwarded[i]) == -1)
+	for (i = 0; endsig_list[i] != 0; i++)
+		if (sigaddset(&set, endsig_list[i]) == -1)
 			fatal(EXIT_UNAVAILABLE, "sigset");
 	for (i = 0; supervise_job_signals[i] != 0; i++)
 		if (sigaddset(&set, supervise_job_signals[i]) == -1)
@@ -512,6 +510,10 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		s.tty_fd = STDIN_FILENO;
 	(void)fflush(stdout);
 	(void)fflush(stderr);
+	/* The command starts with the mask we were started with, before
+	 * the caller held anything (endsig_hold). */
+	if (o->caller_mask != NULL)
+		old = *o->caller_mask;
 	if ((s.child = supervise_spawn(&s, argv, &old, &old_chld,
 	    parent)) == -1) {
 		(void)lock_release(l);

@@ -119,3 +119,53 @@ teardown() {
 	    fail "k still there: PTTL $(rcli net PTTL k)"
 	assert_no_lock net k
 }
+
+# --- a signal while the lock is being taken ------------------------------
+
+@test "SIGTERM while run's acquire reply is on its way: the lock is given back, the command never runs, run dies of SIGTERM" {
+	# Each way 700 ms: the server takes the lock 700 ms in, and its
+	# "taken" reaches us 700 ms later; the signal comes in between.
+	proxy_mode p delay 700
+	start_bg runner -u "$URL" --io-timeout 5s run k -- touch "$D/ran"
+	wait_until key_present net k
+	kill -TERM "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 143
+	[ ! -e "$D/ran" ] || fail "the command ran"
+	key_absent net k || fail "the lock was left: PTTL $(rcli net PTTL k)"
+}
+
+@test "SIGINT while acquire's reply is on its way: the lock is given back, no token is printed, acquire dies of SIGINT" {
+	proxy_mode p delay 700
+	# Not start_bg: a background job of a script starts with SIGINT
+	# ignored, which would be honoured.
+	env --default-signal=INT redlock-cli -u "$URL" --io-timeout 5s \
+	    acquire k </dev/null >"$D/runner.out" 2>"$D/runner.err" 3>&- &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+	wait_until key_present net k
+	kill -INT "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 130
+	assert_equal "$(cat "$D/runner.out" 2>/dev/null)" ""
+	key_absent net k || fail "the lock was left: PTTL $(rcli net PTTL k)"
+}
+
+# A waiter blocked on the server (BZPOPMIN).
+server_has_waiter() {
+	[ "$(rcli net INFO clients | tr -d '\r' |
+	    awk -F: '$1 == "blocked_clients" { print $2 }')" -ge 1 ]
+}
+
+@test "SIGTERM while only waiting ends run at once, with nothing to give back" {
+	local t0
+	run -0 --separate-stderr redlock-cli -u "$URL" acquire k -t 30s
+	start_bg runner -u "$URL" run k -- touch "$D/ran"
+	wait_until server_has_waiter
+	t0=$(now_ms)
+	kill -TERM "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_lt "$(($(now_ms) - t0))" 1000 "ms from SIGTERM to the end"
+	assert_equal "$BG_STATUS" 143
+	[ ! -e "$D/ran" ]
+}
