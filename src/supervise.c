@@ -44,7 +44,6 @@
 static struct sigaction	 supervise_old_sigpipe;
 static int		 supervise_have_old_sigpipe;
 
-/* Forwarded to the command: endsig_list, the signals that end us. */
 /*
  * Job control sent to us (kill -TSTP %1 reaches our process group, not
  * the command's) goes to the command's group: a stopped supervisor would
@@ -478,6 +477,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	if (sigemptyset(&set) == -1 || sigaddset(&set, SIGCHLD) == -1 ||
 	    sigaddset(&set, SIGTTOU) == -1)
 		fatal(EXIT_UNAVAILABLE, "sigset");
+	/* Forwarded to the command: the signals that would end us. */
 	for (i = 0; endsig_list[i] != 0; i++)
 		if (sigaddset(&set, endsig_list[i]) == -1)
 			fatal(EXIT_UNAVAILABLE, "sigset");
