@@ -197,6 +197,9 @@ EOF
 
 @test "one release wakes one of 20 waiters: at most 3 scripts and under 10 server commands per hand-off, 2 BZPOPMINs per waiter" {
 	local i pids=() tok before scripts bzpopmins bad=0 all all_before
+	# The counts hold while no waiter's fallback poll (1.5 s or more)
+	# fires during the hand-offs: not so under valgrind.
+	skip_if_slow
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
 	tok=$output
