@@ -13,19 +13,16 @@
 
 #include "redlock.h"
 
-static int	 lock_still_valid(int64_t, int64_t);
+/* A pause before trying again after a take that came too late. */
+#define LOCK_LATE_PAUSE_MS	50
+
 static int	 lock_is_pair(const redisReply *);
 static void	 lock_forget_attempt(struct lock *);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
-		     const long long *, long long);
-
-/* Is a lock taken at start_ns with this TTL still valid, drift allowed? */
-static int
-lock_still_valid(int64_t start_ns, int64_t ttl_ms)
-{
-	return (clock_mono_ns() < start_ns + clock_ms_to_ns(ttl_ms -
-	    lock_drift_ms(ttl_ms)));
-}
+		     const long long *, long long, int64_t);
+static int	 lock_keep(struct lock *, struct lock_round *,
+		     const long long *, long long, int64_t);
+static void	 lock_too_late(struct lock *, int64_t, int64_t);
 
 /* An acquire reply: {held (0 or 1), fence or TTL hint}. */
 static int
@@ -73,7 +70,7 @@ lock_forget_attempt(struct lock *l)
  */
 static int
 lock_raise_fence(struct lock *l, struct lock_round *rd,
-    const long long *fences, long long f)
+    const long long *fences, long long f, int64_t cap_ns)
 {
 	struct lock_round	 lift;
 	struct conn		**held;
@@ -104,8 +101,8 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 			held[n++] = l->conns[i];
 	lift.replies = xcalloc(n, sizeof(*lift.replies));
 	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens, 0,
-	    lift.replies, lift.results);
+	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens,
+	    cap_ns, lift.replies, lift.results);
 	free(args);
 	free(lens);
 	at_least = 0;
@@ -121,6 +118,45 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	free(lift.results);
 	free(held);
 	return (at_least >= l->quorum ? 0 : -1);
+}
+
+/*
+ * A majority took the lock in the attempt begun at start_ns: can we keep
+ * it?  Quorum fencing and WAIT for replicas come first, each bounded by
+ * cap_ns (the validity minus the margin); then at least the margin must be
+ * left, or there is no time to run anything under it.  Returns 1 (ours),
+ * 0 (too late or not fenced: give it back and try again) or -1 (WAIT
+ * failed: give it back and fail; l->err set).
+ */
+static int
+lock_keep(struct lock *l, struct lock_round *rd, const long long *fences,
+    long long fence, int64_t cap_ns)
+{
+	if (l->nconns > 1 && (clock_mono_ns() > cap_ns ||
+	    lock_raise_fence(l, rd, fences, fence, cap_ns) != 0))
+		return (0);
+	l->err[0] = '\0';
+	if (lock_wait_replicas(l, cap_ns) == -1)
+		return (-1);
+	if (clock_mono_ns() > cap_ns)
+		return (0);
+	return (1);
+}
+
+/* l->err for a take that left less than the margin of validity. */
+static void
+lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
+{
+	char took[32], margin[32];
+
+	duration_format((clock_mono_ns() - start) / 1000000, took,
+	    sizeof(took));
+	duration_format(lock_margin_ns(ttl_ms) / 1000000, margin,
+	    sizeof(margin));
+	(void)snprintf(l->err, sizeof(l->err), "lock '%s': taken too late to "
+	    "be used: the servers took %s, leaving less than the %s safety "
+	    "margin of its validity", l->user_key, took, margin);
+	l->fail_code = EXIT_UNAVAILABLE;
 }
 
 /*
@@ -141,8 +177,8 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	char			 ttl[32], pid[32], since[32], host[256];
 	char			 limit[32], lease[32];
 	long long		*fences, fence;
-	int64_t			 deadline_ns = 0, start, now, hint;
-	int			 rc;
+	int64_t			 deadline_ns = 0, start, now, hint, cap_ns;
+	int			 rc, kept;
 
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
@@ -173,9 +209,11 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		    (long long)clock_wall_ms());
 		start = clock_mono_ns();
 		/* The wait deadline decides whether to try again; an
-		 * attempt under way always gets its full I/O timeout. */
+		 * attempt under way gets its full I/O timeout, but no step
+		 * of it may outlast what the lock would be valid for. */
+		cap_ns = lock_cap_ns(start, ttl_ms);
 		answered = lock_call(l, &script_acquire, LOCK_NKEYS, 9, argv,
-		    NULL, 0, &rd);
+		    NULL, cap_ns, &rd);
 		held = busy = 0;
 		hint = -1;
 		fence = -1;
@@ -203,23 +241,10 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 					    integer;
 			}
 		}
-		/*
-		 * One server's yes is the answer; a quorum's counts only with
-		 * validity left (TTL - elapsed - drift), checked again after
-		 * the fence lift, which is a round trip of its own.
-		 */
-		if (held >= l->quorum && (l->nconns == 1 ||
-		    (lock_still_valid(start, ttl_ms) &&
-		    lock_raise_fence(l, &rd, fences, fence) == 0 &&
-		    lock_still_valid(start, ttl_ms)))) {
-			lock_round_free(l, &rd);
-			l->err[0] = '\0';
-			if (lock_wait_replicas(l) == -1) {
-				/* Not safely ours: give it back, fail. */
-				lock_forget_attempt(l);
-				free(fences);
-				return (EXIT_UNAVAILABLE);
-			}
+		kept = held >= l->quorum ? lock_keep(l, &rd, fences, fence,
+		    cap_ns) : 0;
+		lock_round_free(l, &rd);
+		if (kept == 1) {
 			free(fences);
 			l->fence = fence;
 			l->ttl_ms = ttl_ms;
@@ -228,7 +253,28 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 			    lock_drift_ms(ttl_ms));
 			return (EXIT_OK);
 		}
-		lock_round_free(l, &rd);
+		if (kept == -1) {
+			/* Not safely ours: give it back, fail. */
+			lock_forget_attempt(l);
+			free(fences);
+			return (EXIT_UNAVAILABLE);
+		}
+		if (held >= l->quorum) {
+			/* Ours, but too late to run anything under it. */
+			lock_too_late(l, start, ttl_ms);
+			lock_forget_attempt(l);
+			log_info("%s; trying again", l->err);
+			now = clock_mono_ns();
+			if (wait_ms == 0 || (deadline_ns > 0 &&
+			    now >= deadline_ns)) {
+				free(fences);
+				if (l->is_fair)
+					lock_leave_queue(l);
+				return (EXIT_UNAVAILABLE);
+			}
+			clock_sleep_ns(clock_ms_to_ns(LOCK_LATE_PAUSE_MS));
+			continue;
+		}
 		/* A partial or doubtful take must not linger anywhere. */
 		if (held > 0 || answered < l->nconns)
 			lock_forget_attempt(l);

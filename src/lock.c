@@ -37,6 +37,37 @@ lock_drift_ms(int64_t ttl_ms)
 	return (ttl_ms / 100 + 2);
 }
 
+/*
+ * The safety margin: the part of the validity kept back so that a holder
+ * that finds its lock going still has time to stop its command before the
+ * lock may be someone else's.  No step may block past the validity minus
+ * this, and no command starts with less than this left.
+ */
+int64_t
+lock_margin_ns(int64_t ttl_ms)
+{
+	return (clock_ms_to_ns(ttl_ms) / 4);
+}
+
+/* What a lock of this TTL leaves to work in: TTL - drift - margin. */
+int64_t
+lock_validity_ms(int64_t ttl_ms)
+{
+	return (ttl_ms - lock_drift_ms(ttl_ms) - lock_margin_ns(ttl_ms) /
+	    1000000);
+}
+
+/*
+ * The instant by which every step of an operation begun at start_ns on a
+ * lock of ttl_ms must be over: its validity minus the margin.
+ */
+int64_t
+lock_cap_ns(int64_t start_ns, int64_t ttl_ms)
+{
+	return (start_ns + clock_ms_to_ns(ttl_ms - lock_drift_ms(ttl_ms)) -
+	    lock_margin_ns(ttl_ms));
+}
+
 void
 lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 {
@@ -362,9 +393,13 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	struct lock_round	 rd;
 	const char		*argv[3];
 	char			 ttl[32], limit[32];
-	int64_t			 start = clock_mono_ns();
+	int64_t			 start = clock_mono_ns(), own_cap;
 	int			 rc;
 
+	/* Nothing may outlast the validity this extension would give. */
+	own_cap = lock_cap_ns(start, ttl_ms);
+	if (cap_ns == 0 || own_cap < cap_ns)
+		cap_ns = own_cap;
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
 	argv[0] = l->token;
@@ -380,7 +415,7 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	lock_round_free(l, &rd);
 	if (rc == EXIT_OK) {
 		l->err[0] = '\0';
-		if (lock_wait_replicas(l) == -1)
+		if (lock_wait_replicas(l, cap_ns) == -1)
 			rc = EXIT_UNAVAILABLE;
 	}
 	if (rc == EXIT_OK) {
@@ -397,23 +432,47 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
  * of servers must report N acknowledgements.  This narrows, but does not
  * close, the window in which a failover loses the lock: WAIT makes the
  * write reach the replicas, it does not make the failover pick one that
- * has it.  Returns 0, or -1 with l->err set.
+ * has it.  The wait ends by cap_ns, the lock's validity minus the margin,
+ * on the server's side as well as ours: a WAIT that outlasted the lock
+ * would keep a command running on a lock that may be someone else's.
+ * Returns 0, or -1 with l->err set.
  */
 int
-lock_wait_replicas(struct lock *l)
+lock_wait_replicas(struct lock *l, int64_t cap_ns)
 {
 	const char	*argv[3];
 	size_t		 lens[3], i, enough = 0;
 	redisReply	**replies;
 	int		 *results;
-	char		  num[32], ms[32];
+	char		  num[32], ms[32], want[32], got[32];
 	long long	  least = -1;
+	int64_t		  wait_ms = l->opts->wait_timeout_ms, left_ms;
 
 	if (l->opts->wait_replicas == 0)
 		return (0);
+	left_ms = (cap_ns - clock_mono_ns()) / 1000000;
+	/* Leave the answer time to come back before the cap. */
+	left_ms -= left_ms / 8 + 1;
+	if (left_ms < 1) {
+		(void)snprintf(l->err, sizeof(l->err), "lock '%s': no time "
+		    "left to WAIT for replicas within its validity",
+		    l->user_key);
+		l->fail_code = EXIT_UNAVAILABLE;
+		return (-1);
+	}
+	if (wait_ms > left_ms) {
+		if (!l->said_wait_cap) {
+			duration_format(wait_ms, want, sizeof(want));
+			duration_format(left_ms, got, sizeof(got));
+			log_info("--wait-timeout %s capped to %s: lock '%s' "
+			    "must still be valid when WAIT ends", want, got,
+			    l->user_key);
+			l->said_wait_cap = 1;
+		}
+		wait_ms = left_ms;
+	}
 	(void)snprintf(num, sizeof(num), "%d", l->opts->wait_replicas);
-	(void)snprintf(ms, sizeof(ms), "%lld",
-	    (long long)l->opts->wait_timeout_ms);
+	(void)snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);
 	argv[0] = "WAIT";
 	argv[1] = num;
 	argv[2] = ms;
@@ -422,7 +481,7 @@ lock_wait_replicas(struct lock *l)
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
 	conn_command_many(l->conns, l->nconns, l->nconns, 3, argv, lens,
-	    clock_ms_to_ns(l->opts->wait_timeout_ms), 0, replies, results);
+	    clock_ms_to_ns(wait_ms), cap_ns, replies, results);
 	for (i = 0; i < l->nconns; i++) {
 		if (results[i] == CONN_OK &&
 		    replies[i]->type == REDIS_REPLY_INTEGER) {
@@ -444,7 +503,7 @@ lock_wait_replicas(struct lock *l)
 		(void)snprintf(l->err, sizeof(l->err), "lock '%s': only %lld "
 		    "of %d replicas acknowledged it within %lldms",
 		    l->user_key, least, l->opts->wait_replicas,
-		    (long long)l->opts->wait_timeout_ms);
+		    (long long)wait_ms);
 	l->fail_code = EXIT_UNAVAILABLE;
 	return (-1);
 }

@@ -68,6 +68,7 @@ static const struct {
 static struct option	*options_longopts(const struct cmd_entry *);
 static int	 options_global(int, const char *, struct global_opts *);
 static int	 options_duration(const char *, const char *, int64_t *, int);
+static int	 options_ttl(const char *, int64_t *);
 static int	 options_count(const char *, const char *, long, long,
 		     int64_t *);
 static int	 options_getopt_error(const char *, int, char **, int);
@@ -106,6 +107,30 @@ options_duration(const char *option, const char *value, int64_t *ms,
 	if (duration_parse(value, ms, &errstr) == -1 ||
 	    (!allow_zero && *ms == 0 && (errstr = "below 1ms") != NULL)) {
 		log_warnx("invalid %s '%s': %s", option, value, errstr);
+		return (EXIT_USAGE);
+	}
+	return (0);
+}
+
+/*
+ * A TTL the lock can be kept by: under LOCK_MIN_TTL_MS, the drift
+ * allowance and the safety margin leave no validity to run a command in
+ * (and a quorum would retry for ever), so it is refused here, by name.
+ */
+static int
+options_ttl(const char *value, int64_t *ms)
+{
+	const char	*errstr;
+	char		 least[32];
+
+	if (duration_parse(value, ms, &errstr) == -1) {
+		log_warnx("invalid --ttl '%s': %s", value, errstr);
+		return (EXIT_USAGE);
+	}
+	if (*ms < LOCK_MIN_TTL_MS || lock_validity_ms(*ms) <= 0) {
+		duration_format(LOCK_MIN_TTL_MS, least, sizeof(least));
+		log_warnx("invalid --ttl '%s': below the minimum of %s", value,
+		    least);
 		return (EXIT_USAGE);
 	}
 	return (0);
@@ -343,7 +368,7 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			free(longopts);
 			return (-1 - EXIT_OK);
 		case OPT_TTL:
-			rc = options_duration("--ttl", optarg, &a->ttl_ms, 0);
+			rc = options_ttl(optarg, &a->ttl_ms);
 			break;
 		case OPT_NONBLOCK:
 			have_n = 1;

@@ -43,6 +43,8 @@ enum exit_code {
 #define DEFAULT_URL		"redis://127.0.0.1:6379"
 #define TOKEN_HEX_LEN		32	/* 128 random bits */
 #define WAIT_FOREVER		(-1)
+/* Below this, drift and the safety margin leave no time to hold a lock. */
+#define LOCK_MIN_TTL_MS		10
 
 /* url.c */
 enum url_kind {
@@ -356,6 +358,7 @@ struct lock {
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	const sigset_t	*wait_mask;	/* endsig: the mask while waiting */
 	int		 fail_code;	/* exit code of the last failure */
 	int		 type_clash;	/* exit code if the key's type is wrong */
@@ -384,6 +387,9 @@ int	 lock_status(struct lock *, struct lock_holder **, size_t *,
 void	 lock_holders_free(struct lock_holder *, size_t);
 void	 lock_views_free(struct lock_view *, size_t);
 int64_t	 lock_drift_ms(int64_t);
+int64_t	 lock_margin_ns(int64_t);
+int64_t	 lock_validity_ms(int64_t);
+int64_t	 lock_cap_ns(int64_t, int64_t);
 /* for lock-*.c */
 #define LOCK_FAIR_LEASE_MS	3000
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
@@ -395,7 +401,7 @@ int	 lock_unexpected(struct lock *, size_t, const char *,
 size_t	 lock_release_call(struct lock *, struct lock_round *);
 void	 lock_script_args(const struct lock *, int, int, const char **,
 	     const size_t *, const char ***, size_t **);
-int	 lock_wait_replicas(struct lock *);
+int	 lock_wait_replicas(struct lock *, int64_t);
 
 /* lock-cluster.c */
 void	 lock_follow_redirects(struct lock *, struct script *, int, int,
