@@ -243,6 +243,16 @@ blocked_everywhere() {
 
 # --- release, extend, status ------------------------------------------
 
+@test "quorum of 2 with -t 12ms returns within 3 s: taken, or refused, never retried for ever" {
+	skip_if_slow
+	local start=$SECONDS
+	run --separate-stderr timeout 3 redlock-cli -u "$(url_of q1)" \
+	    -u "$(url_of q1)" acquire k -t 12ms
+	((SECONDS - start <= 3)) || fail "took $((SECONDS - start)) s"
+	[ "$status" -ne 124 ] || fail "still trying after 3 s: $stderr"
+	assert_success
+}
+
 @test "release on a quorum deletes the key on every server" {
 	token=$(redlock-cli "${U3[@]}" acquire k -t 10s)
 	held_on k "$token" q1 q2 q3
