@@ -1,8 +1,9 @@
 /*
- * Opening a connection: resolve, connect without blocking (each address,
- * and a cluster URL's seeds, in turn), ask the sentinels where the master
- * is, then the TLS handshake.  Everything here runs inside the poll loop
- * of conn-io.c and is bounded by the connect timeout.
+ * Opening a connection: look the host up (conn-resolve.c), connect without
+ * blocking (each address, and a cluster URL's seeds, in turn), ask the
+ * sentinels where the master is, then the TLS handshake.  Everything here
+ * runs inside the poll loop of conn-io.c and is bounded by the connect
+ * timeout and the caller's cap.
  */
 
 #include <sys/socket.h>
@@ -17,85 +18,81 @@
 
 #include "conn-impl.h"
 
-static int	 conn_resolve(struct conn *);
+static int	 conn_dial_host(struct conn *);
+static int	 conn_next_host(struct conn *);
 static int	 conn_try_addr(struct conn *);
 static void	 conn_connected(struct conn *);
 static void	 conn_ready(struct conn *);
 
-/* Resolve the current seed (the one host of a plain URL) into c->addrs. */
+/*
+ * Dial the current host (the URL's, or a cluster URL's current seed):
+ * look it up (conn-resolve.c), then connect to its addresses in turn.
+ * Returns 0 when under way or connected, -1 with c->err set.
+ */
 static int
-conn_resolve(struct conn *c)
+conn_dial_host(struct conn *c)
 {
-	struct addrinfo	 hints;
-	const char	*host = c->dial->kind == URL_CLUSTER ?
-			    c->dial->hosts[c->seed].host : c->dial->host;
-	char		 port[16];
-	int		 rc;
+	const struct url_host	*h = c->dial->kind == URL_CLUSTER ?
+				    &c->dial->hosts[c->seed] : NULL;
+	int			 rc;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	(void)snprintf(port, sizeof(port), "%d", c->dial->kind == URL_CLUSTER ?
-	    c->dial->hosts[c->seed].port : c->dial->port);
-	if (c->addrs != NULL)
-		freeaddrinfo(c->addrs);
-	c->addrs = c->addr = NULL;
-	if ((rc = getaddrinfo(host, port, &hints, &c->addrs)) != 0) {
-		c->addrs = NULL;
-		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
-		    "cannot resolve host: %s", c->url->display,
-		    gai_strerror(rc));
-		return (-1);
+	rc = conn_lookup_start(c, h != NULL ? h->host : c->dial->host,
+	    h != NULL ? h->port : c->dial->port);
+	if (rc == 1) {
+		c->is_connecting = 1;	/* the poll loop waits for it */
+		return (0);
 	}
-	c->addr = c->addrs;
-	return (0);
+	return (rc == 0 ? conn_try_addr(c) : -1);
 }
 
 /*
- * Open the socket and start a non-blocking connect to the next address;
- * when a host's addresses are used up, a cluster URL's next seed.
+ * The current host failed: its addresses are stale.  A cluster URL lists
+ * seeds, and the first that answers will do.  0 or -1, as above.
  */
+static int
+conn_next_host(struct conn *c)
+{
+	conn_addrs_free(c);
+	while (c->dial->kind == URL_CLUSTER && ++c->seed < c->dial->nhosts)
+		if (conn_dial_host(c) == 0)
+			return (0);
+	return (-1);
+}
+
+/* Open the socket and start a non-blocking connect to the next address. */
 static int
 conn_try_addr(struct conn *c)
 {
 	int one = 1;
 
-	for (;;) {
-		for (; c->addr != NULL; c->addr = c->addr->ai_next) {
-			c->fd = socket(c->addr->ai_family,
-			    c->addr->ai_socktype | SOCK_NONBLOCK |
-			    SOCK_CLOEXEC, c->addr->ai_protocol);
-			if (c->fd == -1)
-				continue;
-			if (c->dial->kind != URL_UNIX &&
-			    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one,
-			    sizeof(one)) == -1) {
-				(void)close(c->fd);
-				c->fd = -1;
-				continue;
-			}
-			if (connect(c->fd, c->addr->ai_addr,
-			    c->addr->ai_addrlen) == 0) {
-				conn_connected(c);
-				return (0);
-			}
-			if (errno == EINPROGRESS || errno == EAGAIN) {
-				c->is_connecting = 1;
-				return (0);
-			}
-			(void)snprintf(c->err, sizeof(c->err),
-			    "cannot connect to %s: %s", c->url->display,
-			    strerror(errno));
+	for (; c->addr != NULL; c->addr = c->addr->ai_next) {
+		c->fd = socket(c->addr->ai_family, c->addr->ai_socktype |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, c->addr->ai_protocol);
+		if (c->fd == -1)
+			continue;
+		if (c->dial->kind != URL_UNIX &&
+		    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one)) == -1) {
 			(void)close(c->fd);
 			c->fd = -1;
+			continue;
 		}
-		if (c->dial->kind != URL_CLUSTER)
-			return (-1);
-		do {
-			if (++c->seed >= c->dial->nhosts)
-				return (-1);
-		} while (conn_resolve(c) == -1);
+		if (connect(c->fd, c->addr->ai_addr,
+		    c->addr->ai_addrlen) == 0) {
+			conn_connected(c);
+			return (0);
+		}
+		if (errno == EINPROGRESS || errno == EAGAIN) {
+			c->is_connecting = 1;
+			return (0);
+		}
+		(void)snprintf(c->err, sizeof(c->err),
+		    "cannot connect to %s: %s", c->url->display,
+		    strerror(errno));
+		(void)close(c->fd);
+		c->fd = -1;
 	}
+	return (-1);
 }
 
 /*
@@ -211,14 +208,10 @@ conn_start_connect(struct conn *c)
 		c->addr = &c->unix_ai;
 		rc = conn_try_addr(c);
 	} else {
-		/* A cluster URL lists seeds: the first that answers will do. */
 		c->seed = 0;
-		rc = conn_resolve(c);
-		while (rc == -1 && c->dial->kind == URL_CLUSTER &&
-		    ++c->seed < c->dial->nhosts)
-			rc = conn_resolve(c);
-		if (rc == 0)
-			rc = conn_try_addr(c);
+		rc = conn_dial_host(c);
+		if (rc == -1)
+			rc = conn_next_host(c);
 	}
 	if (rc == -1) {
 		char msg[sizeof(c->err)];
@@ -240,9 +233,6 @@ conn_connected(struct conn *c)
 {
 	char err[sizeof(c->err)];
 
-	if (c->addrs != NULL)
-		freeaddrinfo(c->addrs);
-	c->addrs = c->addr = NULL;
 	if (c->url->is_tls || c->conf.use_tls) {
 		if ((c->tls = tls_new(c->fd, conn_host(c), err,
 		    sizeof(err))) == NULL) {
@@ -291,21 +281,32 @@ conn_on_connecting(struct conn *c)
 			    "%s", c->url->display, err);
 		return;
 	}
-	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
-		soerr = errno;
-	if (soerr != 0) {
-		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
-		    "%s", c->url->display, strerror(soerr));
-		(void)close(c->fd);
-		c->fd = -1;
-		c->addr = c->addr->ai_next;
-		if (conn_try_addr(c) == -1) {
-			memcpy(err, c->err, sizeof(err));
-			conn_fail(c, CONN_UNAVAILABLE, "%s", err);
+	if (c->is_looking_up) {
+		if ((rc = conn_lookup_readable(c)) == 1)
+			return;
+		if (rc == 0)
+			rc = conn_try_addr(c);
+	} else {
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr,
+		    &len) == -1)
+			soerr = errno;
+		if (soerr == 0)
+			conn_connected(c);
+		else {
+			(void)snprintf(c->err, sizeof(c->err), "cannot "
+			    "connect to %s: %s", c->url->display,
+			    strerror(soerr));
+			(void)close(c->fd);
+			c->fd = -1;
+			c->addr = c->addr->ai_next;
 		}
+		rc = soerr == 0 ? 0 : conn_try_addr(c);
+	}
+	if (rc == -1 && conn_next_host(c) == -1) {
+		memcpy(err, c->err, sizeof(err));
+		conn_fail(c, CONN_UNAVAILABLE, "%s", err);
 		return;
 	}
-	conn_connected(c);
 	if (!c->is_done && !c->is_connecting)
 		conn_on_writable(c);
 }

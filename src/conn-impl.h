@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include <netdb.h>
+#include <stdint.h>
 
 #include <hiredis/hiredis.h>
 
@@ -21,6 +22,17 @@
 #define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
 /* No reply of ours has more elements (status of a 1e6-slot semaphore). */
 #define CONN_MAX_ELEMENTS	(2 * 1000 * 1000 + 16)
+
+/* More addresses than any host has; the rest would never be tried. */
+#define CONN_MAX_ADDRS		64
+
+/* One address as a lookup child writes it; addrlen bytes follow. */
+struct conn_addr_record {
+	int32_t		family;		/* -1: the lookup failed */
+	int32_t		socktype;
+	int32_t		protocol;	/* family -1: getaddrinfo's code */
+	uint32_t	addrlen;
+};
 
 enum conn_scan {
 	SCAN_TYPE,	/* the next byte starts a value */
@@ -45,8 +57,17 @@ struct conn {
 	struct conn_config	 conf;
 	int			 fd;
 	redisReader		*reader;
-	struct addrinfo		*addrs;
+	struct addrinfo		*addrs;		/* ours: conn-resolve.c */
 	struct addrinfo		*addr;		/* being tried */
+	char			*addrs_host;	/* what addrs are of */
+	int			 addrs_port;
+	int			 is_looking_up;	/* a lookup child runs */
+	int			 lookup_fd;	/* its pipe */
+	pid_t			 lookup_pid;
+	size_t			 lookup_len;
+	char			 lookup_buf[CONN_MAX_ADDRS *
+				     (sizeof(struct conn_addr_record) +
+				     sizeof(struct sockaddr_storage))];
 	struct addrinfo		 unix_ai;	/* unix: addr points here */
 	struct sockaddr_un	 unix_sa;
 
@@ -89,6 +110,12 @@ void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
 int	 conn_start_connect(struct conn *);
 int	 conn_find_master(struct conn *);
 void	 conn_on_connecting(struct conn *);
+
+/* conn-resolve.c */
+int	 conn_lookup_start(struct conn *, const char *, int);
+int	 conn_lookup_readable(struct conn *);
+void	 conn_lookup_abort(struct conn *);
+void	 conn_addrs_free(struct conn *);
 
 /* conn-io.c */
 void	 conn_begin(struct conn *, int, const char **, const size_t *,

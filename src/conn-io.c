@@ -21,6 +21,7 @@ static void	 conn_log_command(struct conn *, int, const char **,
 static void	 conn_on_readable(struct conn *);
 static void	 conn_io_failed(struct conn *, const char *, const char *);
 static void	 conn_check_connect(struct conn *);
+static void	 conn_fail_connect(struct conn *);
 
 /* Append one formatted command to the output buffer. */
 static void
@@ -173,7 +174,8 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->setup_replies = c->nsetup;
 	conn_append(c, argc, argv, lens);
 	conn_log_command(c, argc, argv, lens);
-	if (c->fd == -1 && conn_start_connect(c) == 0 && c->is_connecting)
+	if (c->fd == -1 && conn_start_connect(c) == 0 && c->is_connecting &&
+	    !c->is_looking_up)
 		conn_check_connect(c);
 }
 
@@ -216,6 +218,25 @@ conn_on_writable(struct conn *c)
 		}
 		c->out_off += (size_t)n;
 	}
+}
+
+/*
+ * The deadline came while connecting.  It may be the caller's cap rather
+ * than the connect timeout: say how long it really had.
+ */
+static void
+conn_fail_connect(struct conn *c)
+{
+	char	tbuf[32];
+	int64_t	ms = (c->deadline_ns - c->started_ns) / 1000000;
+
+	duration_format(ms > 0 ? ms : 0, tbuf, sizeof(tbuf));
+	if (c->is_looking_up)
+		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: the name "
+		    "lookup did not answer within %s", c->url->display, tbuf);
+	else
+		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: timed "
+		    "out after %s", c->url->display, tbuf);
 }
 
 /* A read or write failed: TLS has said why in tls_err, a socket in errno. */
@@ -311,12 +332,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 			}
 			if (now >= c->deadline_ns) {
 				if (c->is_connecting) {
-					ms = c->conf.connect_timeout_ms;
-					duration_format(ms, tbuf,
-					    sizeof(tbuf));
-					conn_fail(c, CONN_UNAVAILABLE,
-					    "cannot connect to %s: timed out "
-					    "after %s", c->url->display, tbuf);
+					conn_fail_connect(c);
 				} else {
 					/* The window it really had: a cap
 					 * may have cut the I/O timeout. */
@@ -332,7 +348,10 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 				continue;
 			}
 			pfd[i].fd = c->fd;
-			if (c->is_connecting && c->tls != NULL)
+			if (c->is_looking_up) {
+				pfd[i].fd = c->lookup_fd;
+				pfd[i].events = POLLIN;
+			} else if (c->is_connecting && c->tls != NULL)
 				pfd[i].events = c->tls_want_write ? POLLOUT :
 				    POLLIN;
 			else if (c->is_connecting)

@@ -37,6 +37,8 @@ conn_new(const struct redis_url *url, const struct conn_config *conf)
 	c->dial = url;
 	c->conf = *conf;
 	c->fd = -1;
+	c->lookup_fd = -1;
+	c->lookup_pid = -1;
 	return (c);
 }
 
@@ -53,9 +55,8 @@ conn_close(struct conn *c)
 	if (c->reader != NULL)
 		redisReaderFree(c->reader);
 	c->reader = NULL;
-	if (c->addrs != NULL)
-		freeaddrinfo(c->addrs);
-	c->addrs = c->addr = NULL;
+	/* The addresses stay for the next connection: conn-resolve.c. */
+	conn_lookup_abort(c);
 }
 
 void
@@ -64,6 +65,7 @@ conn_free(struct conn *c)
 	if (c == NULL)
 		return;
 	conn_close(c);
+	conn_addrs_free(c);
 	free(c->master_host);
 	free(c->out);
 	if (c->reply != NULL)

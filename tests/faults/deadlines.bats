@@ -120,3 +120,54 @@ ticked() { [ -s "$D/$1.log" ]; }
 	# The retries stop at the validity minus the margin (72 ms in).
 	assert_stderr_line "redlock-cli: unix://$sock: LOADING Redis is loading the dataset in memory"
 }
+
+# in_dns_namespace HOSTS RESOLV CMD...: CMD in a mount namespace of its own
+# where /etc/hosts and /etc/resolv.conf are the given files (root only).
+in_dns_namespace() {
+	local hosts=$1 resolv=$2
+	shift 2
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts &&
+	    mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' \
+	    sh "$hosts" "$resolv" "$@"
+}
+
+# silent_resolver: a name server on 127.53.53.53:53 that reads every
+# query and never answers (its pid in RESOLVER_PID).
+silent_resolver() {
+	socat -u UDP-RECV:53,bind=127.53.53.53 /dev/null \
+	    </dev/null >/dev/null 2>&1 3>&- &
+	RESOLVER_PID=$!
+	wait_until eval 'ss -lunH | grep -q 127.53.53.53:53' ||
+	    fail "the silent resolver did not start"
+}
+
+@test "a name lookup that never answers during a renewal's reconnect: the job gets SIGTERM before its TTL ends" {
+	[ "$(id -u)" = 0 ] || skip "needs root for a mount namespace"
+	unshare -m true 2>/dev/null || skip "no mount namespaces here"
+	command -v socat >/dev/null || skip "socat is not installed"
+	local a t0 term
+	redis_start_tcp dlname || fail "no server"
+	local port=$REDIS_PORT
+	printf '127.0.0.1 localhost\n127.0.0.1 redis.test\n' >"$D/hosts"
+	printf 'nameserver 127.53.53.53\noptions timeout:5 attempts:2\n' >"$D/resolv"
+	silent_resolver
+	a=$(ticker a)
+	in_dns_namespace "$D/hosts" "$D/resolv" redlock-cli \
+	    -u "redis://redis.test:$port" run rk -t 3s -- sh "$a" \
+	    </dev/null >"$D/runA.out" 2>"$D/runA.err" 3>&- &
+	A=$!
+	BG_PIDS+=("$A")
+	wait_until ticked a || fail "job A never started: $(cat "$D/runA.err")"
+	# From now on the name is only in DNS, which never answers; and the
+	# server goes, so the renewal must reconnect.
+	printf '127.0.0.1 localhost\n' >"$D/hosts"
+	redis_stop dlname
+	wait_bg "$A"
+	assert_equal "$BG_STATUS" 75
+	[ -s "$D/a.term" ] || fail "job A never got SIGTERM: $(cat "$D/runA.err")"
+	t0=$(first_tick a)
+	term=$(cat "$D/a.term")
+	assert_lt $(((term - t0) / 1000000)) 3000 "SIGTERM to job A, ms after it started"
+	grep -q "the name lookup did not answer within" "$D/runA.err" ||
+	    fail "no lookup timeout said: $(cat "$D/runA.err")"
+}
