@@ -97,11 +97,12 @@ conn_try_addr(struct conn *c)
 
 /*
  * Sentinel: ask the sentinels, in the order given, where the master named
- * in the URL is now, and dial that.  Done for every new connection, so a
+ * in the URL is now, and dial that; every question ends by cap_ns (0:
+ * none) as well as by the timeouts.  Done for every new connection, so a
  * failover is followed as soon as the old master fails us once.
  */
 int
-conn_find_master(struct conn *c)
+conn_find_master(struct conn *c, int64_t cap_ns)
 {
 	struct redis_url	 su;
 	struct conn_config	 sconf = c->conf;
@@ -131,7 +132,7 @@ conn_find_master(struct conn *c)
 		    "sentinel [%s]:%d" : "sentinel %s:%d", su.host, su.port);
 		sc = conn_new(&su, &sconf);
 		r = NULL;
-		result = conn_command(sc, 3, argv, lens, c->cap_ns, &r);
+		result = conn_command(sc, 3, argv, lens, cap_ns, &r);
 		if (result == CONN_OK && r->type == REDIS_REPLY_ARRAY &&
 		    r->elements == 2 &&
 		    r->element[0]->type == REDIS_REPLY_STRING &&
@@ -175,7 +176,7 @@ conn_start_connect(struct conn *c)
 	c->err[0] = '\0';
 	if (c->url->kind == URL_SENTINEL) {
 		c->dial = c->url;
-		if (conn_find_master(c) == -1) {
+		if (conn_find_master(c, c->cap_ns) == -1) {
 			char msg[sizeof(c->err)];
 
 			memcpy(msg, c->err, sizeof(msg));

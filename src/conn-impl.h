@@ -108,7 +108,7 @@ void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
 
 /* conn-connect.c */
 int	 conn_start_connect(struct conn *);
-int	 conn_find_master(struct conn *);
+int	 conn_find_master(struct conn *, int64_t);
 void	 conn_on_connecting(struct conn *);
 
 /* conn-resolve.c */

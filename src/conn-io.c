@@ -100,7 +100,13 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 		char	*was = xstrdup(c->master.host);
 		int	 port = c->master.port;
 
-		if (conn_find_master(c) == 0 &&
+		/*
+		 * At most half of what is left: sentinels that stopped
+		 * answering must not use up a renewal's time, which the
+		 * kept connection can still use.
+		 */
+		if (conn_find_master(c, cap_ns > now ? now + (cap_ns - now) /
+		    2 : cap_ns) == 0 &&
 		    (strcmp(was, c->master.host) != 0 ||
 		    port != c->master.port)) {
 			log_debug("%s: the master moved to %s:%d",

@@ -450,3 +450,57 @@ marker_ts() { sed -n "s/^$2 //p" "$1" | head -n 1; }
 		;;
 	esac
 }
+
+# --- sentinels that stop answering while a lock is held -----------------
+
+# freeze_sentinels: SIGSTOP all three (teardown thaws them).
+freeze_sentinels() {
+	local s
+	for s in s1 s2 s3; do
+		kill -STOP "$(sentinel_pid "$s")"
+	done
+}
+
+# ticks_for SECONDS: a job that appends the time to $D/ticks every 0.1 s
+# for SECONDS, and the time of a SIGTERM to $D/term.
+ticks_for() {
+	cat >"$D/job.sh" <<EOF2
+trap 'date +%s%N >"$D/term"; exit 143' TERM
+end=\$((\$(date +%s) + $1))
+while [ "\$(date +%s)" -lt "\$end" ]; do date +%s%N >>"$D/ticks"; sleep 0.1; done
+EOF2
+	echo "$D/job.sh"
+}
+
+@test "sentinels that stop answering during a run: renewals go on over the kept connection, and the job ends 0" {
+	skip_if_slow
+	local job
+	job=$(ticks_for 4)
+	redlock-cli -u "$SURL" run k -t 3s -- sh "$job" \
+	    </dev/null >"$D/run.out" 2>"$D/run.err" 3>&- &
+	BG_PIDS+=("$!")
+	wait_until test -s "$D/ticks" || fail "the job never started"
+	freeze_sentinels
+	wait "${BG_PIDS[0]}" || fail "run exited $?: $(cat "$D/run.err")"
+	[ ! -e "$D/term" ] || fail "the job was stopped: $(cat "$D/run.err")"
+}
+
+@test "sentinels that stop answering while the master connection is lost: the job gets SIGTERM before its TTL ends" {
+	skip_if_slow
+	local job t0 term m rc=0
+	m=$(master_port)
+	job=$(ticks_for 20)
+	redlock-cli -u "$SURL" run k -t 3s -- sh "$job" \
+	    </dev/null >"$D/run.out" 2>"$D/run.err" 3>&- &
+	BG_PIDS+=("$!")
+	wait_until test -s "$D/ticks" || fail "the job never started"
+	freeze_sentinels
+	pcli "$m" CLIENT KILL TYPE normal >/dev/null
+	wait "${BG_PIDS[0]}" || rc=$?
+	assert_equal "$rc" 75
+	[ -s "$D/term" ] || fail "the job never got SIGTERM: $(cat "$D/run.err")"
+	t0=$(head -n 1 "$D/ticks")
+	term=$(cat "$D/term")
+	(((term - t0) / 1000000 < 3000)) ||
+	    fail "SIGTERM $(((term - t0) / 1000000)) ms after the job started"
+}
