@@ -200,6 +200,9 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 				(void)fputs("}", stdout);
 			}
 			(void)fputs("]", stdout);
+			if (l.holders_unlisted > 0)
+				(void)printf(",\"holders_unlisted\":%zu",
+				    l.holders_unlisted);
 		} else if (n > 0) {
 			(void)fputs(",", stdout);
 			cmd_status_json(&hs[0]);
@@ -215,12 +218,15 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 		cmd_status_line("key", a->key);
 		if (a->limit > 0)
 			(void)printf("limit: %lld\nholders: %zu\n",
-			    (long long)a->limit, n);
+			    (long long)a->limit, n + l.holders_unlisted);
 		for (i = 0; i < n; i++) {
 			if (a->limit > 0)
 				(void)puts("");
 			cmd_status_text(&hs[i]);
 		}
+		if (l.holders_unlisted > 0)
+			(void)printf("\n(%zu more holders not listed)\n",
+			    l.holders_unlisted);
 		if (l.nconns > 1)
 			cmd_status_servers(&l, vs, hs, n, 0);
 	}

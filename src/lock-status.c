@@ -120,11 +120,13 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
 	    r->element[0]->type != REDIS_REPLY_ARRAY ||
-	    r->element[1]->type != REDIS_REPLY_ARRAY)
+	    r->element[1]->type != REDIS_REPLY_ARRAY ||
+	    r->element[2]->type != REDIS_REPLY_INTEGER ||
+	    r->element[2]->integer < (long long)r->element[0]->elements)
 		return (lock_unexpected(l, idx, "status", r,
-		    "array of holders and metadata"));
+		    "array of holders, metadata and count"));
 	list = r->element[0];
 	for (i = 0; i < list->elements; i++) {
 		e = list->element[i];
@@ -147,6 +149,7 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 		status_meta(h, r->element[1], l->limit > 0);
 	}
 	v->nholders = list->elements;
+	v->nholding = (size_t)r->element[2]->integer;
 	return (EXIT_OK);
 }
 
@@ -171,22 +174,29 @@ lock_status(struct lock *l, struct lock_holder **out, size_t *n,
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[1];
+	const char		*argv[2];
 	size_t			 i, j, k, m, count, answered = 0;
-	char			 limit[32];
+	char			 limit[32], listed[32];
 	struct lock_holder	*hs, *h;
 
 	*out = NULL;
 	*n = 0;
+	l->holders_unlisted = 0;
 	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = limit;
-	(void)lock_call(l, &script_status, 3, 1, argv, NULL, 0, &rd);
+	argv[1] = listed;
+	(void)lock_call(l, &script_status, 3, 2, argv, NULL, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
 		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
 			answered++;
+			if (vs[i].nholding - vs[i].nholders >
+			    l->holders_unlisted)
+				l->holders_unlisted = vs[i].nholding -
+				    vs[i].nholders;
 			continue;
 		}
 		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->err :

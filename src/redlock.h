@@ -359,6 +359,7 @@ struct lock {
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
+	size_t		 holders_unlisted;	/* status: beyond the list */
 	const sigset_t	*wait_mask;	/* endsig: the mask while waiting */
 	int		 fail_code;	/* exit code of the last failure */
 	int		 type_clash;	/* exit code if the key's type is wrong */
@@ -369,7 +370,8 @@ struct lock_view {
 	const char	   *display;	/* the server's URL, redacted */
 	char		   *error;	/* NULL if it answered */
 	struct lock_holder *holders;
-	size_t		    nholders;
+	size_t		    nholders;	/* listed */
+	size_t		    nholding;	/* in all */
 };
 /* the replies of one operation sent to every server */
 struct lock_round {
@@ -392,6 +394,12 @@ int64_t	 lock_validity_ms(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
 /* for lock-*.c */
 #define LOCK_FAIR_LEASE_MS	3000
+/*
+ * status lists at most this many holders of a semaphore, and counts the
+ * rest: with command lines of 1 KB, the most kept, 1000 holders are about
+ * 3 MB once parsed, within the reply bounds of conn-impl.h.
+ */
+#define LOCK_STATUS_LISTED	1000
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);

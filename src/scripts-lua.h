@@ -265,11 +265,14 @@ static const char lua_extend[] =
 
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot.
- *   KEYS[1] lock, KEYS[2] unused, KEYS[3] metadata hash; ARGV[1] limit
- *   returns {{token, ms left}, ...} and the metadata hash's fields:
- *   {holders, {field, value, ...}}.  A mutex's metadata belongs to its
- *   holder only if its token field matches (a foreign client's lock has
- *   none); a semaphore's fields are prefixed by each holder's token.
+ *   KEYS[1] lock, KEYS[2] unused, KEYS[3] metadata hash; ARGV[1] limit,
+ *   ARGV[2] how many holders of a semaphore to list at most
+ *   returns {{token, ms left}, ...}, the metadata hash's fields, and how
+ *   many hold in all: {holders, {field, value, ...}, count}.  A mutex's
+ *   metadata belongs to its holder only if its token field matches (a
+ *   foreign client's lock has none); a semaphore's fields are prefixed by
+ *   each holder's token, and only the listed holders' are returned, so
+ *   that the reply stays within the client's bounds however many hold.
  * Race closed: separate reads could mix two holders' data.
  */
 static const char lua_status[] =
@@ -280,14 +283,21 @@ static const char lua_status[] =
 	"  local cur, bad = lock_get()\n"
 	"  if bad then return clash() end\n"
 	"  if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
-	"else\n"
-	"  local z = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',"
-	" 'WITHSCORES')\n"
-	"  for i = 1, #z, 2 do\n"
-	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"
+	"  return {holders, redis.call('HGETALL', KEYS[3]), #holders}\n"
+	"end\n"
+	"local z = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',"
+	" 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
+	"local meta = {}\n"
+	"for i = 1, #z, 2 do\n"
+	"  holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"
+	"  for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'}) do\n"
+	"    local v = redis.call('HGET', KEYS[3], z[i] .. ':' .. f)\n"
+	"    if v then meta[#meta + 1] = z[i] .. ':' .. f; meta[#meta + 1] = v"
+	" end\n"
 	"  end\n"
 	"end\n"
-	"return {holders, redis.call('HGETALL', KEYS[3])}\n";
+	"return {holders, meta, redis.call('ZCOUNT', KEYS[1], '(' .. now,"
+	" '+inf')}\n";
 
 /*
  * raise_fence: in quorum mode, after acquiring on a majority, lift this

@@ -199,19 +199,28 @@ sem_fill() {
 	    return 1" 2 k '{k}:meta' "$1" >/dev/null
 }
 
-@test "status --limit lists 2000 holders; a semaphore whose status reply would pass the reply bounds exits 76 'reply too large'" {
-	sem_fill 2000
+@test "status --limit lists 1000 holders of 20000 and counts the rest; --json says how many are not listed" {
+	sem_fill 20000
 	run --separate-stderr redlock-cli status k --limit 1000000
 	assert_success
 	[ -z "$stderr" ]
-	assert_line "holders: 2000"
-	assert_equal "$(grep -c '^token: ' <<<"$output")" 2000
-	redis_flush
-	# About 6 MB read, 28 MB once parsed: several times the bounds.
-	sem_fill 20000
+	assert_line "holders: 20000"
+	assert_equal "$(grep -c '^token: ' <<<"$output")" 1000
+	assert_line "(19000 more holders not listed)"
+	# Each listed holder comes with its own metadata.
+	assert_equal "$(grep -c '^command: manual' <<<"$output")" 1000
+	run --separate-stderr redlock-cli status k --limit 1000000 --json
+	assert_success
+	assert_equal "$(jq '.holders | length' <<<"$output")" 1000
+	assert_equal "$(jq '.holders_unlisted' <<<"$output")" 19000
+	assert_equal "$(jq '[.holders[] | select(.host | startswith("host-"))] | length' <<<"$output")" 1000
+}
+
+@test "status --limit of 900 holders lists them all, with no unlisted line" {
+	sem_fill 900
 	run --separate-stderr redlock-cli status k --limit 1000000
-	assert_failure 76
-	assert_output ""
-	[[ $stderr =~ ^redlock-cli:\ unix://.*:\ protocol\ error:\ reply\ too\ large\ \(more\ than\ [24]\ MiB( once parsed)?\)$ ]] ||
-	    fail "stderr: $stderr"
+	assert_success
+	assert_line "holders: 900"
+	assert_equal "$(grep -c '^token: ' <<<"$output")" 900
+	refute_output --partial "not listed"
 }
