@@ -1,7 +1,8 @@
 /*
  * Opening a connection: look the host up (conn-resolve.c), connect without
- * blocking (each address, and a cluster URL's seeds, in turn), ask the
- * sentinels where the master is, then the TLS handshake.  Everything here
+ * blocking (each address, and a cluster URL's seeds, in turn), then the
+ * TLS handshake; the sentinels were asked where the master is before
+ * (conn-sentinel.c).  Everything here
  * runs inside the poll loop of conn-io.c and is bounded by the connect
  * timeout and the caller's cap.
  */
@@ -95,101 +96,14 @@ conn_try_addr(struct conn *c)
 	return (-1);
 }
 
-/*
- * Sentinel: ask the sentinels, in the order given, where the master named
- * in the URL is now, and dial that; every question ends by cap_ns (0:
- * none) as well as by the timeouts.  Done for every new connection, so a
- * failover is followed as soon as the old master fails us once.
- */
-int
-conn_find_master(struct conn *c, int64_t cap_ns)
-{
-	struct redis_url	 su;
-	struct conn_config	 sconf = c->conf;
-	struct conn		*sc;
-	redisReply		*r;
-	const char		*argv[3] = { "SENTINEL", "get-master-addr-by-name",
-				     c->url->master_name };
-	size_t			 lens[3], i;
-	char			 last[sizeof(c->err)] = "no sentinel answered";
-	int			 result;
-
-	for (i = 0; i < 3; i++)
-		lens[i] = strlen(argv[i]);
-	/* Sentinels have their own credentials, if any. */
-	sconf.password = getenv("REDLOCK_SENTINEL_PASSWORD");
-	if (sconf.password != NULL && *sconf.password == '\0')
-		sconf.password = NULL;
-	sconf.user = getenv("REDLOCK_SENTINEL_USER");
-	if (sconf.user != NULL && *sconf.user == '\0')
-		sconf.user = NULL;
-	for (i = 0; i < c->url->nhosts; i++) {
-		memset(&su, 0, sizeof(su));
-		su.kind = URL_TCP;
-		su.host = c->url->hosts[i].host;
-		su.port = c->url->hosts[i].port;
-		su.display = xasprintf(strchr(su.host, ':') != NULL ?
-		    "sentinel [%s]:%d" : "sentinel %s:%d", su.host, su.port);
-		sc = conn_new(&su, &sconf);
-		r = NULL;
-		result = conn_command(sc, 3, argv, lens, cap_ns, &r);
-		if (result == CONN_OK && r->type == REDIS_REPLY_ARRAY &&
-		    r->elements == 2 &&
-		    r->element[0]->type == REDIS_REPLY_STRING &&
-		    r->element[1]->type == REDIS_REPLY_STRING) {
-			free(c->master_host);
-			c->master_host = xmalloc(r->element[0]->len + 1);
-			memcpy(c->master_host, r->element[0]->str,
-			    r->element[0]->len);
-			c->master_host[r->element[0]->len] = '\0';
-			c->master = *c->url;
-			c->master.kind = URL_TCP;
-			c->master.host = c->master_host;
-			c->master.port = atoi(r->element[1]->str);
-			c->dial = &c->master;
-			log_debug("%s: master '%s' is at %s:%d", su.display,
-			    c->url->master_name, c->master.host,
-			    c->master.port);
-		} else if (result == CONN_OK)
-			(void)snprintf(last, sizeof(last), "%s does not know "
-			    "master '%s'", su.display, c->url->master_name);
-		else
-			(void)snprintf(last, sizeof(last), "%s",
-			    conn_error(sc));
-		if (r != NULL)
-			freeReplyObject(r);
-		conn_free(sc);
-		free(su.display);
-		if (c->dial == &c->master)
-			return (0);
-	}
-	(void)snprintf(c->err, sizeof(c->err), "%s: cannot find the master: "
-	    "%.300s", c->url->display, last);
-	return (-1);
-}
-
 int
 conn_start_connect(struct conn *c)
 {
 	int rc;
 
 	c->err[0] = '\0';
-	if (c->url->kind == URL_SENTINEL) {
-		c->dial = c->url;
-		if (conn_find_master(c, c->cap_ns) == -1) {
-			char msg[sizeof(c->err)];
-
-			memcpy(msg, c->err, sizeof(msg));
-			conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
-			return (-1);
-		}
-		/* Asking took time of its own: the master gets a full
-		 * connect timeout. */
-		c->deadline_ns = clock_mono_ns() +
-		    clock_ms_to_ns(c->conf.connect_timeout_ms);
-		if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
-			c->deadline_ns = c->cap_ns;
-	}
+	/* A sentinel URL's master (c->dial) is known by now:
+	 * conn-sentinel.c asked before conn_send() came here. */
 	if (c->dial->kind == URL_UNIX) {
 		if (strlen(c->dial->path) >= sizeof(c->unix_sa.sun_path)) {
 			conn_fail(c, CONN_UNAVAILABLE,

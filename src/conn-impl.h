@@ -82,6 +82,26 @@ struct conn {
 	struct addrinfo		 unix_ai;	/* unix: addr points here */
 	struct sockaddr_un	 unix_sa;
 
+	/* sentinel: the question in flight before the command (the
+	 * poll loop waits on probe in c's place) */
+	int			 is_probing;
+	struct conn		*probe;		/* to the sentinel asked */
+	struct redis_url	 probe_url;
+	struct conn_config	 probe_conf;
+	size_t			 probe_next;	/* the sentinel after it */
+	int			 probe_is_recheck;	/* a kept connection */
+	int64_t			 probe_cap_ns;
+	const char		*probe_argv[3];
+	size_t			 probe_lens[3];
+	char			*probe_was_host;	/* the master before */
+	int			 probe_was_port;
+	char			 probe_last[512];	/* the last no */
+
+	/* the command of conn_begin(), sent once the sentinels said */
+	int			 cmd_argc;
+	const char		**cmd_argv;
+	const size_t		*cmd_lens;
+
 	/* the request in flight */
 	char			*out;
 	size_t			 out_len;
@@ -120,7 +140,6 @@ void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
 
 /* conn-connect.c */
 int	 conn_start_connect(struct conn *);
-int	 conn_find_master(struct conn *, int64_t);
 void	 conn_on_connecting(struct conn *);
 
 /* conn-resolve.c */
@@ -129,9 +148,16 @@ int	 conn_lookup_readable(struct conn *);
 void	 conn_lookup_abort(struct conn *);
 void	 conn_addrs_free(struct conn *);
 
+/* conn-sentinel.c */
+void	 conn_probe_begin(struct conn *, int, int64_t);
+void	 conn_probe_step(struct conn *);
+void	 conn_probe_free(struct conn *);
+
 /* conn-io.c */
 void	 conn_begin(struct conn *, int, const char **, const size_t *,
 	     int64_t);
+void	 conn_send(struct conn *);
+void	 conn_resend(struct conn *, int, const char **, const size_t *);
 void	 conn_on_writable(struct conn *);
 
 /* conn-bounds.c */

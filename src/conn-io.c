@@ -21,6 +21,10 @@ static void	 conn_log_command(struct conn *, int, const char **,
 static void	 conn_on_readable(struct conn *);
 static void	 conn_io_failed(struct conn *, const char *, const char *);
 static void	 conn_check_connect(struct conn *);
+static void	 conn_append_setup(struct conn *);
+static void	 conn_reset(struct conn *, int, const char **,
+		     const size_t *, int64_t);
+static void	 conn_on_events(struct conn *, short);
 static void	 conn_fail_connect(struct conn *);
 
 /* Append one formatted command to the output buffer. */
@@ -65,110 +69,130 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 	log_debug("%s: > %s", c->url->display, line);
 }
 
-/* Queue the command (behind AUTH/SELECT on a new connection) and start. */
+/*
+ * Start the command on c: ask the sentinels first (conn-sentinel.c), then
+ * conn_send().  argv and lens must live until the poll loop is done.
+ */
 void
 conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
     int64_t cap_ns)
 {
-	const char	*password, *user;
-	const char	*av[3];
-	size_t		 al[3];
-	char		 db[16];
-	int64_t		 now = clock_mono_ns();
+	conn_reset(c, argc, argv, lens, cap_ns);
+	if (c->url->kind == URL_SENTINEL) {
+		if (c->fd != -1) {
+			c->probe_was_host = xstrdup(c->master.host);
+			c->probe_was_port = c->master.port;
+		} else
+			c->dial = c->url;
+		conn_probe_begin(c, c->fd != -1, cap_ns);
+		return;
+	}
+	conn_send(c);
+}
 
+/*
+ * NOSCRIPT: send the script itself on this connection now, without
+ * waiting for the other servers' answers or asking the sentinels again.
+ */
+void
+conn_resend(struct conn *c, int argc, const char **argv, const size_t *lens)
+{
+	conn_reset(c, argc, argv, lens, c->cap_ns);
+	conn_send(c);
+}
+
+/* A new command on c: no reply, no error yet. */
+static void
+conn_reset(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t cap_ns)
+{
 	c->out_len = c->out_off = 0;
 	c->setup_replies = 0;
 	c->is_done = 0;
 	c->in_bytes = 0;
 	c->parsed_bytes = 0;
 	c->refused[0] = '\0';
-	c->started_ns = now;
+	c->started_ns = clock_mono_ns();
 	c->result = CONN_OK;
 	c->err[0] = '\0';
 	if (c->reply != NULL)
 		freeReplyObject(c->reply);
 	c->reply = NULL;
 	c->cap_ns = cap_ns;
+	c->cmd_argc = argc;
+	c->cmd_argv = argv;
+	c->cmd_lens = lens;
+}
 
-	c->nsetup = 0;
-	/*
-	 * Sentinel: nobody tells the clients of a master that a failover
-	 * replaced it, and it keeps taking writes until Sentinel demotes it
-	 * seconds later.  So before every command on a kept connection, ask
-	 * again, and move when the master moved.  (When the sentinels cannot
-	 * be asked, carry on: ROLE and READONLY still guard.)
-	 */
-	if (c->fd != -1 && c->url->kind == URL_SENTINEL) {
-		char	*was = xstrdup(c->master.host);
-		int	 port = c->master.port;
+/* Queue AUTH, SELECT and ROLE in front of a new connection's command. */
+static void
+conn_append_setup(struct conn *c)
+{
+	const char	*password, *user, *av[3];
+	size_t		 al[3];
+	char		 db[16];
+	int		 n = 0;
 
-		/*
-		 * At most half of what is left: sentinels that stopped
-		 * answering must not use up a renewal's time, which the
-		 * kept connection can still use.
-		 */
-		if (conn_find_master(c, cap_ns > now ? now + (cap_ns - now) /
-		    2 : cap_ns) == 0 &&
-		    (strcmp(was, c->master.host) != 0 ||
-		    port != c->master.port)) {
-			log_debug("%s: the master moved to %s:%d",
-			    c->url->display, c->master.host, c->master.port);
-			conn_close(c);
+	password = c->url->password != NULL ? c->url->password :
+	    c->conf.password;
+	user = c->url->user != NULL ? c->url->user : c->conf.user;
+	if (password != NULL) {
+		av[n] = "AUTH";
+		al[n++] = 4;
+		if (user != NULL) {
+			av[n] = user;
+			al[n++] = strlen(user);
 		}
-		c->err[0] = '\0';
-		free(was);
+		av[n] = password;
+		al[n++] = strlen(password);
+		conn_append(c, n, av, al);
+		log_debug("%s: > AUTH%s%s ***", c->url->display,
+		    user != NULL ? " " : "", user != NULL ? user : "");
+		c->setup[c->nsetup++] = SETUP_AUTH;
 	}
+	if (c->url->db != 0) {
+		(void)snprintf(db, sizeof(db), "%d", c->url->db);
+		av[0] = "SELECT";
+		al[0] = 6;
+		av[1] = db;
+		al[1] = strlen(db);
+		conn_append(c, 2, av, al);
+		log_debug("%s: > SELECT %s", c->url->display, db);
+		c->setup[c->nsetup++] = SETUP_SELECT;
+	}
+	if (c->url->kind == URL_SENTINEL) {
+		/* A master demoted since the sentinels answered must not
+		 * take a lock. */
+		av[0] = "ROLE";
+		al[0] = 4;
+		conn_append(c, 1, av, al);
+		c->setup[c->nsetup++] = SETUP_ROLE;
+	}
+}
+
+/*
+ * Queue c's command (behind AUTH/SELECT on a new connection) and start:
+ * connect, or write on a kept connection.
+ */
+void
+conn_send(struct conn *c)
+{
+	const char	*av[1];
+	size_t		 al[1];
+	int64_t		 now = clock_mono_ns();
+
+	c->out_len = c->out_off = 0;
+	c->nsetup = 0;
 	if (c->fd == -1) {
 		c->deadline_ns = now +
 		    clock_ms_to_ns(c->conf.connect_timeout_ms);
-		if (cap_ns > 0 && cap_ns < c->deadline_ns)
-			c->deadline_ns = cap_ns;
-		password = c->url->password != NULL ? c->url->password :
-		    c->conf.password;
-		user = c->url->user != NULL ? c->url->user : c->conf.user;
-		if (password != NULL) {
-			int n = 0;
-
-			av[n] = "AUTH";
-			al[n++] = 4;
-			if (user != NULL) {
-				av[n] = user;
-				al[n] = strlen(user);
-				n++;
-			}
-			av[n] = password;
-			al[n] = strlen(password);
-			n++;
-			conn_append(c, n, av, al);
-			log_debug("%s: > AUTH%s%s ***", c->url->display,
-			    user != NULL ? " " : "", user != NULL ? user : "");
-			c->setup[c->nsetup++] = SETUP_AUTH;
-		}
-		if (c->url->db != 0) {
-			(void)snprintf(db, sizeof(db), "%d", c->url->db);
-			av[0] = "SELECT";
-			al[0] = 6;
-			av[1] = db;
-			al[1] = strlen(db);
-			conn_append(c, 2, av, al);
-			log_debug("%s: > SELECT %s", c->url->display, db);
-			c->setup[c->nsetup++] = SETUP_SELECT;
-		}
-		if (c->url->kind == URL_SENTINEL) {
-			/* A master demoted since the sentinels answered
-			 * must not take a lock. */
-			av[0] = "ROLE";
-			al[0] = 4;
-			conn_append(c, 1, av, al);
-			c->setup[c->nsetup++] = SETUP_ROLE;
-		}
+		conn_append_setup(c);
 		conn_reader_new(c);
-	} else {
+	} else
 		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 		    c->block_ns;
-		if (cap_ns > 0 && cap_ns < c->deadline_ns)
-			c->deadline_ns = cap_ns;
-	}
+	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
+		c->deadline_ns = c->cap_ns;
 	c->sent_asking = c->want_asking;
 	if (c->want_asking) {
 		av[0] = "ASKING";
@@ -178,11 +202,14 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 		c->want_asking = 0;
 	}
 	c->setup_replies = c->nsetup;
-	conn_append(c, argc, argv, lens);
-	conn_log_command(c, argc, argv, lens);
+	conn_append(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
+	conn_log_command(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
 	if (c->fd == -1 && conn_start_connect(c) == 0 && c->is_connecting &&
 	    !c->is_looking_up)
 		conn_check_connect(c);
+	/* Push what we can now: the common case is done in one go. */
+	if (!c->is_done && !c->is_connecting && c->fd != -1)
+		conn_on_writable(c);
 }
 
 /*
@@ -311,9 +338,6 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 	for (i = 0; i < n; i++) {
 		cs[i]->block_ns = block_ns;
 		conn_begin(cs[i], argc, argv, lens, cap_ns);
-		/* Push what we can now: the common case is done in one go. */
-		if (!cs[i]->is_done && !cs[i]->is_connecting)
-			conn_on_writable(cs[i]);
 	}
 	for (;;) {
 		now = clock_mono_ns();
@@ -336,6 +360,14 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 				conn_close(c);
 				continue;
 			}
+			/* While the sentinels are asked, wait on that. */
+			if (c->is_probing)
+				c = c->probe;
+			if (c != cs[i] && c->is_done) {
+				conn_probe_step(cs[i]);
+				i--;
+				continue;
+			}
 			if (now >= c->deadline_ns) {
 				if (c->is_connecting) {
 					conn_fail_connect(c);
@@ -351,6 +383,11 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 					    "%s: no reply within %s",
 					    c->url->display, tbuf);
 				}
+				if (c != cs[i])
+					conn_probe_step(cs[i]);
+				/* Again from the top: what is next may
+				 * have a deadline of its own. */
+				i--;
 				continue;
 			}
 			pfd[i].fd = c->fd;
@@ -380,21 +417,14 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 			fatal(EXIT_UNAVAILABLE, "poll");
 		}
 		for (i = 0; i < n; i++) {
-			struct conn *c = cs[i];
+			struct conn *c = cs[i]->is_probing ? cs[i]->probe :
+			    cs[i];
 
 			if (pfd[i].fd == -1 || pfd[i].revents == 0)
 				continue;
-			if (c->is_connecting) {
-				conn_on_connecting(c);
-				continue;
-			}
-			if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP) &&
-			    c->out_off < c->out_len)
-				conn_on_writable(c);
-			if (!c->is_done && !c->is_connecting &&
-			    c->fd != -1 &&
-			    pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
-				conn_on_readable(c);
+			conn_on_events(c, pfd[i].revents);
+			if (c != cs[i] && c->is_done)
+				conn_probe_step(cs[i]);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -405,6 +435,21 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		cs[i]->alt_argc = 0;
 	}
 	free(pfd);
+}
+
+/* What poll() saw on c's descriptor. */
+static void
+conn_on_events(struct conn *c, short revents)
+{
+	if (c->is_connecting) {
+		conn_on_connecting(c);
+		return;
+	}
+	if (revents & (POLLOUT | POLLERR | POLLHUP) && c->out_off < c->out_len)
+		conn_on_writable(c);
+	if (!c->is_done && !c->is_connecting && c->fd != -1 &&
+	    revents & (POLLIN | POLLERR | POLLHUP))
+		conn_on_readable(c);
 }
 
 /* One command to one server; see conn_command_many(). */

@@ -165,9 +165,7 @@ conn_on_reply(struct conn *c, redisReply *r)
 			c->alt_argc = 0;
 			/* An ASK still applies to the EVAL that follows. */
 			c->want_asking = c->sent_asking;
-			conn_begin(c, argc, c->alt_argv, c->alt_lens,
-			    c->cap_ns);
-			conn_on_writable(c);
+			conn_resend(c, argc, c->alt_argv, c->alt_lens);
 			return;
 		}
 		if (result == CONN_SERVER_ERROR &&

@@ -58,6 +58,7 @@ conn_close(struct conn *c)
 	c->reader = NULL;
 	/* The addresses stay for the next connection: conn-resolve.c. */
 	conn_lookup_abort(c);
+	conn_probe_free(c);
 }
 
 void
