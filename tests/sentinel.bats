@@ -472,14 +472,20 @@ EOF2
 	echo "$D/job.sh"
 }
 
-@test "sentinels that stop answering during a run: renewals go on over the kept connection, and the job ends 0" {
-	skip_if_slow
+# run_ticking SECONDS: run k -t 3s of ticks_for SECONDS in the background
+# through the sentinel URL, once its first tick is written.
+run_ticking() {
 	local job
-	job=$(ticks_for 4)
+	job=$(ticks_for "$1")
 	redlock-cli -u "$SURL" run k -t 3s -- sh "$job" \
 	    </dev/null >"$D/run.out" 2>"$D/run.err" 3>&- &
 	BG_PIDS+=("$!")
 	wait_until test -s "$D/ticks" || fail "the job never started"
+}
+
+@test "sentinels that stop answering during a run: renewals go on over the kept connection, and the job ends 0" {
+	skip_if_slow
+	run_ticking 4
 	freeze_sentinels
 	wait "${BG_PIDS[0]}" || fail "run exited $?: $(cat "$D/run.err")"
 	[ ! -e "$D/term" ] || fail "the job was stopped: $(cat "$D/run.err")"
@@ -487,13 +493,9 @@ EOF2
 
 @test "sentinels that stop answering while the master connection is lost: the job gets SIGTERM before its TTL ends" {
 	skip_if_slow
-	local job t0 term m rc=0
+	local t0 term m rc=0
 	m=$(master_port)
-	job=$(ticks_for 20)
-	redlock-cli -u "$SURL" run k -t 3s -- sh "$job" \
-	    </dev/null >"$D/run.out" 2>"$D/run.err" 3>&- &
-	BG_PIDS+=("$!")
-	wait_until test -s "$D/ticks" || fail "the job never started"
+	run_ticking 20
 	freeze_sentinels
 	pcli "$m" CLIENT KILL TYPE normal >/dev/null
 	wait "${BG_PIDS[0]}" || rc=$?
