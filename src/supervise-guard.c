@@ -324,31 +324,33 @@ supervise_guard_request(struct guard *g)
 }
 
 /*
- * sig to the job.  While the command runs, to its process group, as
- * timeout(1) does (the command decides about processes it moved out of
- * it), and to everything else we hold if is_all (the lock is lost).  Once
- * the command has exited, to whatever it left behind: the group is then
- * reached through its members, as nobody may lead it any more.
+ * sig to the job.  With is_all (the lock is lost), to all of it: the
+ * command's group and every other process that descends from us, in
+ * whatever group or session.  Otherwise (a signal sent to redlock-cli):
+ * while the command runs, to its process group, as timeout(1) does (the
+ * command decides about processes it moved out of it); once it has
+ * exited, to what it left behind, each process re-parented to us as if
+ * it were a command of its own (to the group it leads, if it leads one).
  */
 static void
 supervise_guard_signal(struct guard *g, int sig, int is_all)
 {
-	if (g->is_cmd_reaped) {
-		(void)supervise_proc_kill_children(g->self, sig, 0);
-		return;
-	}
 	/* Its leader is our unreaped child: the group id is still its. */
-	if (kill(-g->cmd, sig) == -1 && errno == ESRCH)
+	if (!g->is_cmd_reaped && kill(-g->cmd, sig) == -1 && errno == ESRCH)
 		(void)kill(g->cmd, sig);
 	if (is_all)
-		(void)supervise_proc_kill_children(g->self, sig, g->cmd);
+		(void)supervise_proc_signal_descendants(g->self, sig,
+		    g->is_cmd_reaped ? 0 : g->cmd);
+	else if (g->is_cmd_reaped)
+		(void)supervise_proc_signal_children(g->self, sig);
 }
 
 /*
- * SIGKILL everything, until no child is left.  A killed process's
- * children are re-parented to us before it can be reaped, so each round
- * reaches the next generation; rounds wait for a SIGCHLD (or a pause that
- * doubles, for a process that takes long to die) rather than spin.
+ * SIGKILL everything, until no child is left.  Each round kills every
+ * descendant it finds; one forked meanwhile is a child of a killed one,
+ * re-parented to us before that can be reaped, so the next round finds
+ * it.  Rounds wait for a SIGCHLD (or a pause that doubles, for a process
+ * that takes long to die) rather than spin.
  */
 static void
 supervise_guard_sweep(struct guard *g)
@@ -358,8 +360,7 @@ supervise_guard_sweep(struct guard *g)
 	for (;;) {
 		if (!g->is_cmd_reaped && kill(-g->cmd, SIGKILL) == -1)
 			(void)kill(g->cmd, SIGKILL);
-		(void)supervise_proc_kill_children(g->self, SIGKILL,
-		    g->is_cmd_reaped ? 0 : g->cmd);
+		(void)supervise_proc_signal_descendants(g->self, SIGKILL, 0);
 		if (supervise_guard_reap(g))
 			return;
 		supervise_guard_wait(g, wait_ms);

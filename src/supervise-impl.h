@@ -76,6 +76,7 @@ struct supervise_proc {
 	pid_t	ppid;
 	pid_t	pgrp;
 	char	state;
+	unsigned long long start;	/* since boot: pid and this name it */
 };
 
 /* redlock-cli's state while it supervises (supervise.c). */
@@ -120,8 +121,8 @@ int	  supervise_guard_send(int, int, int);
 int	  supervise_guard_recv(int, struct supervise_msg *);
 
 /* supervise-proc.c */
-int	  supervise_proc_children(pid_t, struct supervise_proc **, size_t *);
 int	  supervise_proc_descendants(pid_t);
-int	  supervise_proc_kill_children(pid_t, int, pid_t);
+int	  supervise_proc_signal_descendants(pid_t, int, pid_t);
+int	  supervise_proc_signal_children(pid_t, int);
 
 #endif /* SUPERVISE_IMPL_H */

@@ -162,7 +162,7 @@ supervise_orphans(void)
 			;
 		if (w == -1)
 			return;		/* ECHILD: none left */
-		(void)supervise_proc_kill_children(getpid(), SIGKILL, 0);
+		(void)supervise_proc_signal_descendants(getpid(), SIGKILL, 0);
 		clock_sleep_ns(clock_ms_to_ns(10));
 	}
 }
