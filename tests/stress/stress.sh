@@ -164,24 +164,41 @@ free_port() {
 	return 1
 }
 
-# The servers: unix sockets, no persistence; with replicas, also a TCP
-# port on 127.0.0.1 for the replica to connect to.
+# master_start DIR: a server on DIR/sock, no persistence; with replicas,
+# also on a free TCP port of 127.0.0.1 for its replica to connect to (a
+# port taken meanwhile by someone else: another one).  Sets port.
+master_start() {
+	local dir=$1 try bind=() pid
+	for ((try = 0; try < 5; try++)); do
+		port=0
+		if [ "$replicas" = 1 ]; then
+			port=$(free_port) || die "no free port"
+			# A (re)started replica's full sync at once, not
+			# after the 5 s that Redis waits for more replicas.
+			bind=(--bind 127.0.0.1 --repl-diskless-sync-delay 0)
+		fi
+		redis-server --port "$port" "${bind[@]}" \
+		    --unixsocket "$dir/sock" --unixsocketperm 700 --save '' \
+		    --appendonly no --dir "$dir" --logfile "$dir/log" \
+		    </dev/null >/dev/null 2>&1 &
+		pid=$!
+		if up "$dir/sock"; then
+			server_pids+=("$pid")
+			return 0
+		fi
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	die "redis-server in $dir did not start: $(cat "$dir/log")"
+}
+
 urls=()
 master_ports=()
 for ((i = 1; i <= servers; i++)); do
 	dir=$tmp/redis$i
 	mkdir "$dir"
-	port=0 bind=()
-	if [ "$replicas" = 1 ]; then
-		port=$(free_port) || die "no free port"
-		bind=(--bind 127.0.0.1)
-	fi
-	redis-server --port "$port" "${bind[@]}" --unixsocket "$dir/sock" \
-	    --unixsocketperm 700 --save '' --appendonly no --dir "$dir" \
-	    --logfile "$dir/log" </dev/null >/dev/null 2>&1 &
-	server_pids+=("$!")
+	master_start "$dir"
 	master_ports+=("$port")
-	up "$dir/sock" || die "redis-server $i did not start: $(cat "$dir/log")"
 	urls+=("unix://$dir/sock")
 done
 export REDLOCK_URL="${urls[*]}"
