@@ -61,6 +61,8 @@
 
 /* The longest pause between two rounds of a kill (a stuck process). */
 #define GUARD_SWEEP_MAX_MS	256
+/* How long redlock-cli waits for a guardian that reads nothing. */
+#define GUARD_SEND_WAIT_MS	100
 
 struct guard {
 	int	 fd;		/* to redlock-cli */
@@ -133,19 +135,37 @@ supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
 	return (pid);
 }
 
-/* In redlock-cli: ask the guardian.  0, or -1 once it is gone. */
+/*
+ * In redlock-cli: ask the guardian.  0, or -1 once it is gone, or (EAGAIN)
+ * if it has not read what we asked before.  The socket's buffer holds
+ * thousands of requests, which the guardian reads at once; one that does
+ * not (someone stopped it) is given GUARD_SEND_WAIT_MS once it is full,
+ * not more: waiting for it would stop the renewals.
+ */
 int
 supervise_guard_send(int fd, int op, int sig)
 {
 	struct supervise_req	r;
+	struct pollfd		pfd;
 	ssize_t			n;
+	int			tries = 0;
 
 	r.op = op;
 	r.sig = sig;
-	while ((n = send(fd, &r, sizeof(r), MSG_NOSIGNAL)) == -1 &&
-	    errno == EINTR)
-		;
-	return (n == (ssize_t)sizeof(r) ? 0 : -1);
+	for (;;) {
+		n = send(fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(r))
+			return (0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != -1 || errno != EAGAIN || tries++ > 0)
+			return (-1);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, GUARD_SEND_WAIT_MS) == -1)
+			return (-1);
+		errno = EAGAIN;
+	}
 }
 
 /* In redlock-cli: the next message, if any: 1, 0 (none yet), -1 (EOF). */

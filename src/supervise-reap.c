@@ -32,7 +32,12 @@ static void	 supervise_describe(int, char *, size_t);
 void
 supervise_tell(struct supervisor *s, int op, int sig)
 {
-	if (supervise_guard_send(s->guard_fd, op, sig) == -1)
+	if (supervise_guard_send(s->guard_fd, op, sig) == 0)
+		return;
+	if (errno == EAGAIN)
+		log_warnx("cannot pass SIG%s on: the command's guardian (pid "
+		    "%ld) does not answer", signame_name(sig), (long)s->guard);
+	else
 		log_debug("the command's guardian is gone: %s",
 		    strerror(errno));
 }
