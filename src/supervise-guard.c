@@ -227,7 +227,9 @@ supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = g->sfd;
 		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, -1) == -1 && errno != EINTR) {
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
 			supervise_guard_sweep(g);
 			_exit(EXIT_UNAVAILABLE);
 		}
@@ -241,11 +243,11 @@ supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 /*
  * Tell redlock-cli (event, with the command's status, left and is_last:
  * this is our last word, nothing of the job runs any more, and we are
- * about to exit, so it need not wait for that).  It waits
- * in sigtimedwait() for SIGCHLD, so it is woken with one: a message is
- * news about its child's.  Only while it is still our parent, so alive,
- * its pid not someone else's.  If it is gone, the EOF that poll() sees
- * next says so.
+ * about to exit, so it need not wait for that).  It waits in
+ * sigtimedwait() for SIGCHLD, so it is woken with one: a message is news
+ * about its child.  Only while it is still our parent, so alive, its pid
+ * not someone else's.  If it is gone, the EOF that poll() sees next says
+ * so.
  */
 static void
 supervise_guard_tell(struct guard *g, int event, int left, int is_last)

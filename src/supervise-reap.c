@@ -205,11 +205,12 @@ supervise_guard_gone(struct supervisor *s)
  * Is the job over?  1 once the command and every process it started have
  * exited (the guardian's last word, or its end), or only the command with
  * --release-on-exit.  The guardian then exits by itself; not waiting for
- * that keeps its exit off the way of `run k -- true`.  Checked before the lock is declared lost, so a job
- * that ended while a renewal was still trying is not reported as cut
- * short: a renewal never runs past the lock's validity, so it ended in
- * time.  Asked only after a SIGCHLD (may_have_changed), not at every
- * wake-up: on an idle hold it was a sixth of the CPU each renewal cost.
+ * that keeps its exit off the way of `run k -- true`.  Checked before the
+ * lock is declared lost, so a job that ended while a renewal was still
+ * trying is not reported as cut short: a renewal never runs past the
+ * lock's validity, so it ended in time.  Asked only after a SIGCHLD
+ * (may_have_changed), not at every wake-up: on an idle hold it was a sixth
+ * of the CPU each renewal cost.
  */
 int
 supervise_reap(struct supervisor *s)
