@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # run's supervisor: signal forwarding, Ctrl-C at a terminal, the lost lock
-# (overwritten key, paused server), SIGKILL escalation, PR_SET_PDEATHSIG,
+# (overwritten key, paused server), SIGKILL escalation, SIGKILL of run itself,
 # and the state the command starts in (descriptors, dispositions, mask).
 
 load helpers
