@@ -39,8 +39,8 @@ _redlock_cli_verb_opts()
 	run)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
 		    "--conflict-exit-code --limit --fair --renew --lost-signal" \
-		    "--kill-after --lost-exit-code --jitter --min-hold -c" \
-		    "--command" ;;
+		    "--kill-after --lost-exit-code --release-on-exit --jitter" \
+		    "--min-hold -c --command" ;;
 	status)
 		echo "--limit --json" ;;
 	esac

@@ -80,6 +80,7 @@ complete -c redlock-cli -n '__redlock_cli_using run' -l renew -x -d 'Renew this 
 complete -c redlock-cli -n '__redlock_cli_using run' -l lost-signal -x -a 'TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT STOP TSTP WINCH PIPE' -d 'Signal for a lost lock'
 complete -c redlock-cli -n '__redlock_cli_using run' -l kill-after -x -d 'SIGKILL this long after the lost signal'
 complete -c redlock-cli -n '__redlock_cli_using run' -l lost-exit-code -x -d 'Exit code for a lost lock'
+complete -c redlock-cli -n '__redlock_cli_using run' -l release-on-exit -d 'Release when the command exits, not its leftovers'
 complete -c redlock-cli -n '__redlock_cli_using run' -l jitter -x -d 'Sleep up to this long first (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -l min-hold -x -d 'Hold the lock at least this long (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -s c -l command -x -d 'Run a shell command'

@@ -18,7 +18,8 @@ static char	*cmd_run_describe(char **);
 static const int cmd_run_longopts[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
-	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR, 0
+	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR,
+	OPT_RELEASE_ON_EXIT, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
@@ -26,8 +27,8 @@ const struct cmd_entry cmd_run_entry = {
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N] [--fair] "
 	    "[--renew DUR] "
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
-	    "[--jitter DUR] [--min-hold DUR] (-- CMD [ARG...] | -c 'SHELL "
-	    "COMMAND')",
+	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "
+	    "(-- CMD [ARG...] | -c 'SHELL COMMAND')",
 	.summary = "Hold the lock while CMD runs, renewing it; exit with "
 	    "CMD's status.",
 	.shortopts = "t:nw:E:c:",
@@ -125,6 +126,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	so.min_hold_ms = a->min_hold_ms;
 	so.lost_signal = a->lost_signal;
 	so.lost_exit_code = a->lost_exit_code;
+	so.release_on_exit = a->release_on_exit;
 	so.caller_mask = &caller;
 	rc = supervise_run(&l, &so, argv);
 	lock_free(&l);

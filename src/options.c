@@ -61,6 +61,7 @@ static const struct {
 	{ { "command", required_argument, NULL, OPT_SHELL_COMMAND }, 0 },
 	{ { "limit", required_argument, NULL, OPT_LIMIT }, 0 },
 	{ { "fair", no_argument, NULL, OPT_FAIR }, 0 },
+	{ { "release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT }, 0 },
 	{ { NULL, 0, NULL, 0 }, 0 }
 };
 
@@ -425,6 +426,9 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			break;
 		case OPT_FAIR:
 			a->fair = 1;
+			break;
+		case OPT_RELEASE_ON_EXIT:
+			a->release_on_exit = 1;
 			break;
 		default:
 			rc = options_global(ch, optarg, g);

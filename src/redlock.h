@@ -168,6 +168,7 @@ struct cmd_args {
 	int		  lost_exit_code;
 	int64_t		  limit;	/* --limit N, 0 = mutex */
 	int		  fair;		/* --fair */
+	int		  release_on_exit;	/* run --release-on-exit */
 	const char	 *shell_command;	/* run -c */
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
@@ -219,7 +220,8 @@ enum cmd_option {
 	OPT_KEY,
 	OPT_SNI,
 	OPT_INSECURE,
-	OPT_USER
+	OPT_USER,
+	OPT_RELEASE_ON_EXIT
 };
 const struct cmd_entry *cmd_find(const char *);
 void	 cmd_print_usage(int);
@@ -430,6 +432,7 @@ struct supervise_opts {
 	int64_t		 min_hold_ms;
 	int		 lost_signal;
 	int		 lost_exit_code;
+	int		 release_on_exit;	/* flock -o: not the leftovers */
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);

@@ -1,25 +1,31 @@
 /*
- * Supervising run's command while the lock is held: vfork/exec, renewal on
- * a CLOCK_MONOTONIC schedule, signal forwarding, reaping, and the answer to
- * a lost lock.
+ * Supervising run's command while the lock is held: renewal on a
+ * CLOCK_MONOTONIC schedule, the signals sent to us, and the answer to a
+ * lost lock.
+ *
+ * Nothing of the job may outlive its lock.  The job's processes are the
+ * guardian's (supervise-guard.c): a process of ours between us and the
+ * command, which starts the command, is the subreaper of everything the
+ * command starts, and kills all of it if we are killed.  The lock is held,
+ * and renewed, until the guardian has seen the command and every process
+ * it started exit, as flock(1) keeps its lock while any process still has
+ * the descriptor; with --release-on-exit only until the command itself
+ * exits, as flock -o.  run's exit status is the command's.
  *
  * The design follows tini: the signals we care about are blocked and
  * collected with sigtimedwait(), whose timeout is the next renewal or
- * deadline, so there are no asynchronous handlers and no self-pipe.
+ * deadline, so there are no asynchronous handlers and no self-pipe.  The
+ * guardian's messages come over a socket pair, each announced with a
+ * SIGCHLD, so the same sigtimedwait() hears of them.
  *
  * Process groups: the command gets a process group of its own, so that a
  * lost lock can stop everything it started (a shell's pipeline included).
  * When we were started in the terminal's foreground, that group becomes the
  * foreground group: Ctrl-C then reaches the command exactly once, straight
  * from the terminal, and not a second time through us.  Signals sent to
- * our pid (kill, systemd, CI runners) are forwarded to the command's pid.
- *
- * The command is started with vfork(), not fork(): no page tables to copy
- * and no copy-on-write faults afterwards, which is most of what starting
- * the command costs us.  The child shares our memory until it calls exec,
- * so it only makes system calls: everything it needs (the environment
- * included) is built before, and an exec failure is reported back through
- * a close-on-exec pipe, for us to log.
+ * our pid (kill, systemd, CI runners) go to the command's whole group, as
+ * timeout(1) sends them; once the command has exited, to what it left
+ * behind.  A lost lock's signal goes to all of the job at once.
  */
 
 #include <sys/prctl.h>
@@ -27,7 +33,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +42,7 @@
 #include <unistd.h>
 
 #include "redlock.h"
+#include "supervise-impl.h"
 
 /* A renewal needs at least this long to have a chance. */
 #define SUPERVISE_MIN_TRY_MS	5
@@ -52,50 +58,17 @@ static int		 supervise_have_old_sigpipe;
  */
 static const int supervise_job_signals[] = { SIGTSTP, SIGCONT, 0 };
 
-struct supervisor {
-	struct lock			*lock;
-	const struct supervise_opts	*opts;
-	pid_t				 child;
-	int				 tty_fd;	/* -1 if not handed */
-	int64_t				 renew_ns;
-	int64_t				 retry_ns;
-	int64_t				 margin_ns;
-	int64_t				 next_renew_ns;
-	int64_t				 last_ok_ns;
-	int				 is_lost;
-	int				 lost_not_owner;
-	int				 is_killed;
-	int				 is_reaped;
-	int				 may_have_changed; /* ask waitpid */
-	int				 status;	/* the child's */
-	int64_t				 kill_at_ns;
-	char				 last_error[512];
-};
-
-/* What the child needs, all of it prepared before vfork(). */
-struct spawn {
-	char		**argv;
-	char		**envp;
-	const sigset_t	 *old_mask;
-	const struct sigaction *old_chld;
-	sigset_t	  stops;	/* SIGTSTP: see supervise_child() */
-	pid_t		  parent;
-	int		  tty_fd;
-	int		  err_fd;	/* exec's errno goes here */
-};
-
-deadfn static void supervise_child(const struct spawn *);
-static pid_t	 supervise_vfork(const struct spawn *)
-		     __attribute__((noinline));
-static pid_t	 supervise_spawn(struct supervisor *, char **,
-		     const sigset_t *, const struct sigaction *, pid_t);
-static char	**supervise_environ(const struct lock *, size_t *);
+static void	 supervise_init(struct supervisor *, struct lock *,
+		     const struct supervise_opts *);
+static int	 supervise_block(sigset_t *, sigset_t *, struct sigaction *);
+static int	 supervise_start(struct supervisor *, char **,
+		     const sigset_t *, const struct sigaction *);
 static void	 supervise_renew(struct supervisor *, int64_t);
 static void	 supervise_lose(struct supervisor *, const char *);
+static int	 supervise_deadlines(struct supervisor *, int64_t);
+static void	 supervise_wait(struct supervisor *, const sigset_t *,
+		     int64_t);
 static void	 supervise_finish(struct supervisor *);
-static int	 supervise_status_code(int);
-static void	 supervise_job_stop(struct supervisor *);
-static int	 supervise_reap(struct supervisor *);
 
 void
 supervise_ignore_sigpipe(void)
@@ -116,232 +89,126 @@ supervise_restore_sigpipe(void)
 		(void)sigaction(SIGPIPE, &supervise_old_sigpipe, NULL);
 }
 
-/*
- * In the child, between vfork and exec, on our memory: system calls only,
- * and _exit(), which leaves our stdio and atexit handlers alone.
- */
+/* The schedule: renewals, retries, the safety margin. */
 static void
-supervise_child(const struct spawn *sp)
+supervise_init(struct supervisor *s, struct lock *l,
+    const struct supervise_opts *o)
 {
-	struct timespec	zero = { 0, 0 };
-	int		e, code;
+	int64_t ttl_ns = clock_ms_to_ns(l->ttl_ms);
 
-	(void)setpgid(0, 0);
-	/* SIGTTOU is blocked here, so a background group may take the tty. */
-	if (sp->tty_fd != -1)
-		(void)tcsetpgrp(sp->tty_fd, getpid());
-	/* If we die, so does the command: no unsupervised lock holder.
-	 * Dying before this line is caught by the getppid() check. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
-	    getppid() != sp->parent)
-		_exit(EXIT_LOST);
-	/* The child's dispositions are its own (no CLONE_SIGHAND). */
-	supervise_restore_sigpipe();
-	(void)sigaction(SIGCHLD, sp->old_chld, NULL);
+	memset(s, 0, sizeof(*s));
+	s->lock = l;
+	s->opts = o;
+	s->tty_fd = -1;
+	s->guard_fd = -1;
+	s->may_have_changed = 1;
+	/* Lose the lock a quarter TTL before it ends: time to stop. */
+	s->margin_ns = ttl_ns / 4;
+	s->renew_ns = o->renew_ms > 0 ? clock_ms_to_ns(o->renew_ms) :
+	    ttl_ns / 3;
+	if (s->renew_ns > ttl_ns / 2)
+		s->renew_ns = ttl_ns / 2;	/* room for retries */
+	s->retry_ns = ttl_ns / 20;
+	if (s->retry_ns < clock_ms_to_ns(50))
+		s->retry_ns = clock_ms_to_ns(50);
+	if (s->retry_ns > clock_ms_to_ns(2000))
+		s->retry_ns = clock_ms_to_ns(2000);
+	s->next_renew_ns = l->acquired_ns + s->renew_ns;
+	s->last_ok_ns = l->acquired_ns;
+}
+
+/*
+ * Block what we wait for (*set, SIGTTOU aside), saving the old mask and
+ * SIGCHLD's disposition.  0, or -1 (logged, nothing changed).
+ */
+static int
+supervise_block(sigset_t *set, sigset_t *old, struct sigaction *old_chld)
+{
+	struct sigaction	dfl;
+	int			i;
+
+	if (sigemptyset(set) == -1 || sigaddset(set, SIGCHLD) == -1 ||
+	    sigaddset(set, SIGTTOU) == -1)
+		fatal(EXIT_UNAVAILABLE, "sigset");
+	/* Passed on to the command: the signals that would end us. */
+	for (i = 0; endsig_list[i] != 0; i++)
+		if (sigaddset(set, endsig_list[i]) == -1)
+			fatal(EXIT_UNAVAILABLE, "sigset");
+	for (i = 0; supervise_job_signals[i] != 0; i++)
+		if (sigaddset(set, supervise_job_signals[i]) == -1)
+			fatal(EXIT_UNAVAILABLE, "sigset");
 	/*
-	 * A Ctrl-Z that came after our tcsetpgrp is pending here (blocked):
-	 * unblocked, it would stop us before exec, and a stopped vfork child
-	 * never lets the parent go on.  Drop it (the keystroke is lost, the
-	 * terminal is not), right before unblocking; what is left is the
-	 * moment between the two calls and exec's PATH search.
+	 * A SIGCHLD ignored by whoever started us (it survives exec) would
+	 * mean no SIGCHLD and no exit status: the kernel reaps the guardian
+	 * itself.  Take the default for us; the command gets it back.
 	 */
-	while (sigtimedwait(&sp->stops, NULL, &zero) > 0)
-		;
-	if (sigprocmask(SIG_SETMASK, sp->old_mask, NULL) == -1)
-		_exit(EXIT_NOEXEC);
-	execvpe(sp->argv[0], sp->argv, sp->envp);
-	e = errno;
-	code = e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
-	/* If even this fails, the exit status (126 or 127) still tells. */
-	while (write(sp->err_fd, &e, sizeof(e)) == -1 && errno == EINTR)
-		;
-	_exit(code);
-}
-
-/*
- * vfork() in a function of its own: no local variable of the caller lives
- * across it, so none can be clobbered by the child (-Wclobbered).  The
- * child never returns from here.
- */
-static pid_t
-supervise_vfork(const struct spawn *sp)
-{
-	pid_t pid;
-
-	if ((pid = vfork()) == 0)
-		supervise_child(sp);
-	return (pid);
-}
-
-/*
- * The command's environment: ours, with REDLOCK_KEY, REDLOCK_TOKEN,
- * REDLOCK_FENCE and REDLOCK_TTL_MS set to this lock's.  Our own strings
- * are borrowed; those from *first_own on are allocated here.
- */
-static char **
-supervise_environ(const struct lock *l, size_t *first_own)
-{
-	static const char *ours[] = { "REDLOCK_KEY=", "REDLOCK_TOKEN=",
-	    "REDLOCK_FENCE=", "REDLOCK_TTL_MS=", NULL };
-	extern char	**environ;
-	char		**envp;
-	size_t		  n = 0, i, j;
-
-	while (environ[n] != NULL)
-		n++;
-	envp = xcalloc(n + 5, sizeof(*envp));
-	for (i = 0, n = 0; environ[i] != NULL; i++) {
-		for (j = 0; ours[j] != NULL; j++)
-			if (strncmp(environ[i], ours[j], strlen(ours[j])) == 0)
-				break;
-		if (ours[j] == NULL)
-			envp[n++] = environ[i];
-	}
-	*first_own = n;
-	envp[n++] = xasprintf("REDLOCK_KEY=%s", l->user_key);
-	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", l->token);
-	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", (long long)l->fence);
-	envp[n++] = xasprintf("REDLOCK_TTL_MS=%lld", (long long)l->ttl_ms);
-	envp[n] = NULL;
-	return (envp);
-}
-
-/*
- * Start argv as the command; returns its pid, or -1 (logged).  An exec
- * failure is logged here; the child exits 126 or 127 and is reaped as
- * usual.
- */
-static pid_t
-supervise_spawn(struct supervisor *s, char **argv, const sigset_t *old_mask,
-    const struct sigaction *old_chld, pid_t parent)
-{
-	struct spawn	 sp;
-	pid_t		 pid;
-	ssize_t		 n;
-	size_t		 i, first_own;
-	int		 fds[2], e = 0;
-
-	if (pipe2(fds, O_CLOEXEC) == -1) {
-		log_warn("pipe");
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	if (sigemptyset(&dfl.sa_mask) == -1 ||
+	    sigaction(SIGCHLD, &dfl, old_chld) == -1) {
+		log_warn("sigaction");
 		return (-1);
 	}
+	if (sigprocmask(SIG_BLOCK, set, old) == -1) {
+		log_warn("sigprocmask");
+		(void)sigaction(SIGCHLD, old_chld, NULL);
+		return (-1);
+	}
+	/* SIGTTOU is only blocked (for tcsetpgrp), never waited for. */
+	if (sigdelset(set, SIGTTOU) == -1)
+		fatal(EXIT_UNAVAILABLE, "sigset");
+	return (0);
+}
+
+/*
+ * Start the guardian, and through it the command, with the mask and
+ * SIGCHLD disposition we were started with.  0, or -1 (logged).
+ */
+static int
+supervise_start(struct supervisor *s, char **argv, const sigset_t *mask,
+    const struct sigaction *chld)
+{
+	struct supervise_spawn	sp;
+	struct supervise_msg	m;
+	size_t			i, first_own;
+
+	memset(&sp, 0, sizeof(sp));
 	sp.argv = argv;
 	sp.envp = supervise_environ(s->lock, &first_own);
-	sp.old_mask = old_mask;
-	sp.old_chld = old_chld;
-	if (sigemptyset(&sp.stops) == -1 || sigaddset(&sp.stops, SIGTSTP) == -1)
-		fatal(EXIT_UNAVAILABLE, "sigset");
-	sp.parent = parent;
+	sp.old_mask = mask;
+	sp.old_chld = chld;
 	sp.tty_fd = s->tty_fd;
-	sp.err_fd = fds[1];
-	pid = supervise_vfork(&sp);
-	(void)close(fds[1]);
-	if (pid == -1)
-		log_warn("vfork");
-	else {
-		/* EOF once exec succeeded (close-on-exec), else errno. */
-		while ((n = read(fds[0], &e, sizeof(e))) == -1 &&
-		    errno == EINTR)
-			;
-		if (n == (ssize_t)sizeof(e) && e == ENOENT)
-			log_warnx("%s: command not found", argv[0]);
-		else if (n == (ssize_t)sizeof(e))
-			log_warnx("%s: %s", argv[0], strerror(e));
-	}
-	(void)close(fds[0]);
+	/* If the guardian is killed, what the job still runs comes to us
+	 * (supervise_guard_gone()) rather than to init. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
+	    &s->guard_fd, &m);
 	for (i = first_own; sp.envp[i] != NULL; i++)
 		free(sp.envp[i]);
 	free(sp.envp);
-	return (pid);
-}
-
-/*
- * Ctrl-Z at the terminal stopped the command's group.  Stop too, so the
- * shell sees the job stopped and gets the terminal back, and hand the
- * terminal and a SIGCONT to the command when we are continued (fg, bg).
- * No renewal happens while we are stopped: if that outlasts the lock's
- * validity, the loop treats the lock as lost as soon as we run again, and
- * the command is not continued at all: the lock may be someone else's by
- * now, and SIGKILL needs no SIGCONT.
- */
-static void
-supervise_job_stop(struct supervisor *s)
-{
-	if (s->tty_fd == -1)
-		return;		/* stopped by someone else: theirs to resume */
-	(void)tcsetpgrp(s->tty_fd, getpgrp());
-	(void)kill(getpid(), SIGSTOP);
-	/* Continued. */
-	if (clock_mono_ns() >= s->lock->valid_until_ns)
-		return;
-	if (tcgetpgrp(s->tty_fd) == getpgrp())
-		(void)tcsetpgrp(s->tty_fd, s->child);
-	(void)kill(-s->child, SIGCONT);
-}
-
-/*
- * Has the command exited?  Reaps it (1), or handles a stop, or not yet
- * (0).  Checked before the lock is declared lost, so a command that ended
- * while a renewal was still trying is not reported as cut short: a
- * renewal never runs past the lock's validity, so it ended in time.
- * waitpid is asked only after a SIGCHLD (may_have_changed), not at every
- * wake-up: on an idle hold it was a sixth of the CPU each renewal cost.
- * Any child is reaped, as tini does: as a container's PID 1 we inherit
- * the command's orphans, which would otherwise stay zombies.
- */
-static int
-supervise_reap(struct supervisor *s)
-{
-	pid_t	w;
-	int	status;
-
-	if (s->is_reaped)
-		return (1);
-	if (!s->may_have_changed)
-		return (0);
-	for (;;) {
-		w = waitpid(-1, &status, WNOHANG | WUNTRACED);
-		if (w == 0) {
-			/* Anything after this raises a SIGCHLD of its own. */
-			s->may_have_changed = 0;
-			return (0);
-		}
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1) {
-			/* ECHILD: gone, and its status with it. */
-			log_warn("waitpid");
-			s->status = 0;
-			s->is_reaped = 1;
-			return (1);
-		}
-		if (w != s->child)
-			continue;	/* an orphan of the command */
-		if (WIFSTOPPED(status)) {
-			/* One SIGCHLD may stand for the exit too: keep
-			 * may_have_changed, to ask again. */
-			supervise_job_stop(s);
-			return (0);
-		}
-		s->status = status;
-		s->is_reaped = 1;
-		return (1);
+	if (s->guard == -1)
+		return (-1);
+	if (m.pid == -1) {
+		errno = m.err;
+		log_warn("cannot start the command");
+		(void)close(s->guard_fd);
+		while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
+			;
+		return (-1);
 	}
-}
-
-/* Exit status of run for a child's wait status, as a shell reports it. */
-static int
-supervise_status_code(int status)
-{
-	if (WIFEXITED(status))
-		return (WEXITSTATUS(status));
-	if (WIFSIGNALED(status))
-		return (EXIT_SIGNAL_BASE + WTERMSIG(status));
-	return (EXIT_UNAVAILABLE);
+	if (m.err == ENOENT)
+		log_warnx("%s: command not found", argv[0]);
+	else if (m.err != 0)
+		log_warnx("%s: %s", argv[0], strerror(m.err));
+	s->child = m.pid;
+	return (0);
 }
 
 /*
- * The lock is gone or about to be: tell the command now, while the lock is
+ * The lock is gone or about to be: tell the job now, while the lock is
  * still ours for margin_ns, and kill it when the lock expires (or after
  * --kill-after, if sooner).  The message says why and when we last knew.
  */
@@ -356,8 +223,7 @@ supervise_lose(struct supervisor *s, const char *why)
 	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
 	    "to the command", s->lock->user_key, why, ago,
 	    signame_name(s->opts->lost_signal));
-	if (kill(-s->child, s->opts->lost_signal) == -1 && errno == ESRCH)
-		(void)kill(s->child, s->opts->lost_signal);
+	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	kill_at = s->lock->valid_until_ns;
 	if (s->opts->kill_after_ms > 0 &&
 	    now + clock_ms_to_ns(s->opts->kill_after_ms) < kill_at)
@@ -404,7 +270,82 @@ supervise_renew(struct supervisor *s, int64_t now)
 	}
 }
 
-/* After the command is reaped: release (or keep for --min-hold). */
+/*
+ * What is due at now: losing the lock, killing the job, a renewal.
+ * Returns 1 if it did something that took time (look again), else 0.
+ */
+static int
+supervise_deadlines(struct supervisor *s, int64_t now)
+{
+	struct lock	*l = s->lock;
+	char		 why[700];
+
+	if (!s->is_lost && now >= l->valid_until_ns - s->margin_ns) {
+		(void)snprintf(why, sizeof(why), "no renewal succeeded in "
+		    "time%s%s", s->last_error[0] ? ": " : "", s->last_error);
+		supervise_lose(s, why);
+	}
+	if (s->is_lost && !s->is_killed && now >= s->kill_at_ns) {
+		log_warnx("lock '%s' expired: killing the command",
+		    l->user_key);
+		supervise_tell(s, SUPERVISE_KILL, SIGKILL);
+		s->is_killed = 1;
+	}
+	if (s->is_lost || now < s->next_renew_ns)
+		return (0);
+	/*
+	 * A try with only a moment left could not succeed and would hide
+	 * why the earlier ones failed: wait for the deadline instead.
+	 */
+	if (l->valid_until_ns - s->margin_ns - now <
+	    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) && s->last_error[0] != '\0') {
+		s->next_renew_ns = l->valid_until_ns - s->margin_ns;
+		return (1);
+	}
+	supervise_renew(s, now);
+	return (1);
+}
+
+/* Sleep until the next renewal or deadline, or a signal; handle that. */
+static void
+supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
+{
+	struct lock	*l = s->lock;
+	struct timespec	 ts;
+	siginfo_t	 info;
+	int64_t		 wake;
+	int		 sig, have_deadline = 1;
+
+	if (!s->is_lost) {
+		wake = s->next_renew_ns;
+		if (l->valid_until_ns - s->margin_ns < wake)
+			wake = l->valid_until_ns - s->margin_ns;
+	} else if (!s->is_killed)
+		wake = s->kill_at_ns;
+	else
+		have_deadline = 0;	/* only the job's end */
+	if (have_deadline) {
+		wake = wake > now ? wake - now : 0;
+		ts.tv_sec = wake / 1000000000;
+		ts.tv_nsec = wake % 1000000000;
+	}
+	sig = sigtimedwait(set, &info, have_deadline ? &ts : NULL);
+	if (sig == -1)
+		return;		/* EAGAIN: a deadline; EINTR */
+	if (sig == SIGCHLD) {
+		s->may_have_changed = 1;	/* the loop reaps */
+		return;
+	}
+	/* Past the lock's validity a stopped job stays stopped until
+	 * killed (see supervise_job_stop). */
+	if (sig == SIGCONT && clock_mono_ns() >= l->valid_until_ns)
+		return;
+	log_debug("passing SIG%s on to the command's group",
+	    signame_name(sig));
+	supervise_tell(s, SUPERVISE_PASS, sig);
+}
+
+/* After the job is over: release (or keep for --min-hold). */
 static void
 supervise_finish(struct supervisor *s)
 {
@@ -446,165 +387,32 @@ int
 supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 {
 	struct supervisor	 s;
-	struct sigaction	 dfl, old_chld;
+	struct sigaction	 old_chld;
 	sigset_t		 set, old;
-	siginfo_t		 info;
-	struct timespec		 ts;
-	int64_t			 now, wake, ttl_ns;
-	pid_t			 parent = getpid();
-	int			 i, sig, have_deadline;
 
-	memset(&s, 0, sizeof(s));
-	s.lock = l;
-	s.opts = o;
-	s.tty_fd = -1;
-	s.may_have_changed = 1;
-	ttl_ns = clock_ms_to_ns(l->ttl_ms);
-	/* Lose the lock a quarter TTL before it ends: time to stop. */
-	s.margin_ns = ttl_ns / 4;
-	s.renew_ns = o->renew_ms > 0 ? clock_ms_to_ns(o->renew_ms) :
-	    ttl_ns / 3;
-	if (s.renew_ns > ttl_ns / 2)
-		s.renew_ns = ttl_ns / 2;	/* room for retries */
-	s.retry_ns = ttl_ns / 20;
-	if (s.retry_ns < clock_ms_to_ns(50))
-		s.retry_ns = clock_ms_to_ns(50);
-	if (s.retry_ns > clock_ms_to_ns(2000))
-		s.retry_ns = clock_ms_to_ns(2000);
-	s.next_renew_ns = l->acquired_ns + s.renew_ns;
-	s.last_ok_ns = l->acquired_ns;
-
-	if (sigemptyset(&set) == -1 || sigaddset(&set, SIGCHLD) == -1 ||
-	    sigaddset(&set, SIGTTOU) == -1)
-		fatal(EXIT_UNAVAILABLE, "sigset");
-	/* Forwarded to the command: the signals that would end us. */
-	for (i = 0; endsig_list[i] != 0; i++)
-		if (sigaddset(&set, endsig_list[i]) == -1)
-			fatal(EXIT_UNAVAILABLE, "sigset");
-	for (i = 0; supervise_job_signals[i] != 0; i++)
-		if (sigaddset(&set, supervise_job_signals[i]) == -1)
-			fatal(EXIT_UNAVAILABLE, "sigset");
-	/*
-	 * A SIGCHLD ignored by whoever started us (it survives exec) would
-	 * mean no SIGCHLD and no exit status: the kernel reaps the command
-	 * itself.  Take the default for us; the command gets it back.
-	 */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	if (sigemptyset(&dfl.sa_mask) == -1 ||
-	    sigaction(SIGCHLD, &dfl, &old_chld) == -1) {
-		log_warn("sigaction");
+	supervise_init(&s, l, o);
+	if (supervise_block(&set, &old, &old_chld) == -1) {
 		(void)lock_release(l);
 		return (EXIT_UNAVAILABLE);
 	}
-	if (sigprocmask(SIG_BLOCK, &set, &old) == -1) {
-		log_warn("sigprocmask");
-		(void)lock_release(l);
-		(void)sigaction(SIGCHLD, &old_chld, NULL);
-		return (EXIT_UNAVAILABLE);
-	}
-	/* SIGTTOU is only blocked (for tcsetpgrp), never waited for. */
-	if (sigdelset(&set, SIGTTOU) == -1)
-		fatal(EXIT_UNAVAILABLE, "sigset");
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
 		s.tty_fd = STDIN_FILENO;
-	(void)fflush(stdout);
-	(void)fflush(stderr);
 	/* The command starts with the mask we were started with, before
 	 * the caller held anything (endsig_hold). */
 	if (o->caller_mask != NULL)
 		old = *o->caller_mask;
-	if ((s.child = supervise_spawn(&s, argv, &old, &old_chld,
-	    parent)) == -1) {
+	if (supervise_start(&s, argv, &old, &old_chld) == -1) {
 		(void)lock_release(l);
 		(void)sigprocmask(SIG_SETMASK, &old, NULL);
 		(void)sigaction(SIGCHLD, &old_chld, NULL);
 		return (EXIT_UNAVAILABLE);
 	}
-	/* Also here, in case the child died before it could. */
-	(void)setpgid(s.child, s.child);
-
-	for (;;) {
-		if (supervise_reap(&s))
-			break;
-		now = clock_mono_ns();
-		if (!s.is_lost &&
-		    now >= l->valid_until_ns - s.margin_ns) {
-			char why[700];
-
-			(void)snprintf(why, sizeof(why), "no renewal "
-			    "succeeded in time%s%s", s.last_error[0] ?
-			    ": " : "", s.last_error);
-			supervise_lose(&s, why);
-		}
-		if (s.is_lost && !s.is_killed && now >= s.kill_at_ns) {
-			log_warnx("lock '%s' expired: killing the command",
-			    l->user_key);
-			(void)kill(-s.child, SIGKILL);
-			(void)kill(s.child, SIGKILL);
-			s.is_killed = 1;
-		}
-		if (!s.is_lost && now >= s.next_renew_ns) {
-			/*
-			 * A try with only a moment left could not succeed
-			 * and would hide why the earlier ones failed: wait
-			 * for the deadline instead.
-			 */
-			if (l->valid_until_ns - s.margin_ns - now <
-			    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) &&
-			    s.last_error[0] != '\0') {
-				s.next_renew_ns = l->valid_until_ns -
-				    s.margin_ns;
-				continue;
-			}
-			supervise_renew(&s, now);
-			continue;
-		}
-		/* Sleep until the next renewal or deadline, or a signal. */
-		have_deadline = 1;
-		if (!s.is_lost) {
-			wake = s.next_renew_ns;
-			if (l->valid_until_ns - s.margin_ns < wake)
-				wake = l->valid_until_ns - s.margin_ns;
-		} else if (!s.is_killed)
-			wake = s.kill_at_ns;
-		else
-			have_deadline = 0;	/* only the child's exit */
-		if (have_deadline) {
-			wake = wake > now ? wake - now : 0;
-			ts.tv_sec = wake / 1000000000;
-			ts.tv_nsec = wake % 1000000000;
-		}
-		sig = sigtimedwait(&set, &info, have_deadline ? &ts : NULL);
-		if (sig == -1) {
-			/* EAGAIN: a deadline; EINTR; nothing else can be. */
-			continue;
-		}
-		if (sig == SIGTSTP || sig == SIGCONT) {
-			/* Past the lock's validity it stays stopped until
-			 * killed (see supervise_job_stop). */
-			if (sig == SIGCONT &&
-			    clock_mono_ns() >= l->valid_until_ns)
-				continue;
-			log_debug("passing SIG%s on to the command's group",
-			    signame_name(sig));
-			if (kill(-s.child, sig) == -1 && errno == ESRCH)
-				(void)kill(s.child, sig);
-			continue;
-		}
-		if (sig != SIGCHLD) {
-			log_debug("forwarding SIG%s to the command",
-			    signame_name(sig));
-			if (kill(s.child, sig) == -1 && errno != ESRCH)
-				log_warn("cannot forward SIG%s",
-				    signame_name(sig));
-			continue;
-		}
-		/* SIGCHLD: the top of the loop reaps. */
-		s.may_have_changed = 1;
-	}
+	while (!supervise_reap(&s))
+		if (!supervise_deadlines(&s, clock_mono_ns()))
+			supervise_wait(&s, &set, clock_mono_ns());
 	supervise_finish(&s);
+	(void)close(s.guard_fd);
 	if (s.is_lost)
 		return (o->lost_exit_code);
-	return (supervise_status_code(s.status));
+	return (s.code);
 }

@@ -120,6 +120,13 @@ bash_offered_options() {
 	assert_reply '--min-hold'
 }
 
+@test "run --rel offers --release-on-exit, and only run does" {
+	complete_line 'redlock-cli run nightly --rel'
+	assert_reply '--release-on-exit'
+	complete_line 'redlock-cli acquire nightly --rel'
+	assert_reply ''
+}
+
 @test "--lost-signal offers signal names" {
 	complete_line 'redlock-cli run nightly --lost-signal '
 	assert_reply_has TERM

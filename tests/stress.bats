@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # The stress mode (tests/stress/): a short run of `redlock-cli run` under
-# SIGKILLs, server pauses and delayed writes must show no overlapping
-# critical sections, no accepted stale write and no leaked lock; and the
+# SIGKILLs (of pipelines and of jobs that leave a process behind too),
+# server pauses, delayed writes and replica restarts must show no
+# overlapping critical sections, no accepted stale write and no leaked
+# lock; and the
 # history checker must be able to fail: on hand-made bad histories, and on
 # a live run with a "lock" that does not exclude.  `make stress` is the
 # long run (16 x 200).
@@ -50,7 +52,17 @@ EOF
 	    STRESS_PAUSE_MS=1500 STRESS_DELAY_PCT=10 STRESS_LONG_PCT=5 \
 	    run bash "$STRESS"
 	assert_success
-	assert_line --regexp '^stress: [0-9]+ cycles \(100 tried\), 4 workers, 1 server, ttl 500ms, faults: [0-9]+ kills [0-9]+ pauses [0-9]+ delayed writes, lost locks [0-9]+, overlaps 0, stale writes accepted 0, rejected [0-9]+ \([0-9]+ late, 0 in-lock\), fence order errors 0, locks leaked 0$'
+	assert_line --regexp '^stress: [0-9]+ cycles \(100 tried\), 4 workers, 1 server, ttl 500ms, jobs: [0-9]+ pipelines [0-9]+ with a background process, faults: [0-9]+ kills \([0-9]+ of pipelines, [0-9]+ with a background process\) [0-9]+ pauses [0-9]+ delayed writes 0 replica kills, lost locks [0-9]+, overlaps 0, stale writes accepted 0, rejected [0-9]+ \([0-9]+ late, 0 in-lock\), fence order errors 0, locks leaked 0$'
+}
+
+@test "stress: pipelines and jobs that leave a process behind, SIGKILLed often: no overlap" {
+	# Most jobs are pipelines or leave a process behind that writes
+	# after the command exited; redlock-cli is killed every 150 ms or so.
+	STRESS_WORKERS=3 STRESS_CYCLES=20 STRESS_KILL_MS=150 \
+	    STRESS_PAUSE_MS=100000 STRESS_PIPE_PCT=45 STRESS_BG_PCT=45 \
+	    run bash "$STRESS"
+	assert_success
+	assert_line --regexp '^stress: .*, jobs: [1-9][0-9]* pipelines [1-9][0-9]* with a background process, faults: [1-9][0-9]* kills .*, overlaps 0, stale writes accepted 0, rejected [0-9]+ \([0-9]+ late, 0 in-lock\), .*locks leaked 0$'
 }
 
 @test "stress: a quorum of 3 under faults: no overlap, no stale write accepted, no leaked lock" {
@@ -64,8 +76,8 @@ EOF
 	# A stand-in for redlock-cli: hands out growing fences, takes no lock.
 	cat >"$BATS_TEST_TMPDIR/no-lock" <<'EOF'
 #!/bin/bash
-while [ "$1" != -- ]; do shift; done
-shift
+while [ "$1" != -- ] && [ "$1" != -c ]; do shift; done
+if [ "$1" = -c ]; then set -- sh -c "$2"; else shift; fi
 exec 9>>"$TMPDIR/fence"
 flock 9
 n=$(( $(cat "$TMPDIR/fence.n" 2>/dev/null || echo 0) + 1 ))
@@ -86,7 +98,71 @@ EOF
 @test "check.awk: a clean history passes, counting what it saw" {
 	check "$(history)"
 	assert_success
-	assert_line 'stress: 2 cycles (3 tried), 2 workers, 1 server, ttl 500ms, faults: 1 kills 1 pauses 1 delayed writes, lost locks 0, overlaps 0, stale writes accepted 0, rejected 1 (1 late, 0 in-lock), fence order errors 0, locks leaked 0'
+	assert_line 'stress: 2 cycles (3 tried), 2 workers, 1 server, ttl 500ms, jobs: 0 pipelines 0 with a background process, faults: 1 kills (0 of pipelines, 0 with a background process) 1 pauses 1 delayed writes 0 replica kills, lost locks 0, overlaps 0, stale writes accepted 0, rejected 1 (1 late, 0 in-lock), fence order errors 0, locks leaked 0'
+}
+
+# history up to fence 3, then fence 3 as a job of worker 1 that leaves a
+# background process behind: its child ends at 5 ms, the process it left
+# writes and ends at 5.6 ms, before the worker's exit line at 5.7 ms; then
+# worker 2's fence 4, starting at $1.
+bg_history() {
+	history | sed '/^start 3 1/,$d'
+	cat <<EOF
+start 3 1 4000000 103 bg
+accept 3 in-lock
+end 3 1 5000000 ok
+proc 3 1 4900000 104 bg
+accept 3 in-lock
+procend 3 1 5600000 104 ok
+exit 1 0 5700000
+start 4 2 $1 105 plain
+accept 4 in-lock
+end 4 2 6000000 ok
+exit 2 0 6100000
+checked 1
+EOF
+}
+
+@test "check.awk: a section lasts until its job's last process has ended, the one it left behind included" {
+	check "$(bg_history 5650000)"
+	assert_success
+	assert_line --regexp '^stress: .*, jobs: 0 pipelines 1 with a background process, .*, overlaps 0, '
+	# Fence 4 starts at 5.55 ms, while fence 3's background process
+	# still runs: an overlap, though fence 3's child had ended.
+	check "$(bg_history 5550000)"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, overlaps 1, '
+	assert_line --partial 'check: OVERLAP: fence 4 (worker 2, 5.550ms..6.000ms, closed by end) started 0.050ms before fence 3 (worker 1, 4.000ms..5.600ms, closed by end) ended'
+}
+
+@test "check.awk: a job process with no end line closes its section at the worker's exit; one that started after that exit never does" {
+	# The process left behind was killed: no procend.
+	check "$(bg_history 5800000 | sed '/^procend 3 1/d')"
+	assert_success
+	assert_line --regexp '^stress: .*, overlaps 0, '
+	# It started after its worker's exit line: run let go of it.
+	check "$(bg_history 5800000 | sed '/^procend 3 1/d; s/^proc 3 1 4900000/proc 3 1 5750000/')"
+	assert_failure 1
+	assert_line --regexp '^stress: .*, overlaps 1, '
+	assert_line --partial 'closed by open'
+}
+
+@test "check.awk: a pipeline's sink may log before its child; faults are counted by kind" {
+	check "$(history | sed '/^checked 1$/d'; cat <<EOF
+proc 4 1 5990000 104 sink
+start 4 1 6000000 105 pipe
+kill 1 hold 6500000 pipe
+exit 1 137 6600000
+replica-kill 1 6700000
+replica-restart 1 6800000
+checked 1
+EOF
+)"
+	assert_success
+	assert_line 'stress: 2 cycles (4 tried), 2 workers, 1 server, ttl 500ms, jobs: 1 pipelines 0 with a background process, faults: 2 kills (1 of pipelines, 0 with a background process) 1 pauses 1 delayed writes 1 replica kills, lost locks 0, overlaps 0, stale writes accepted 0, rejected 1 (1 late, 0 in-lock), fence order errors 0, locks leaked 0'
+	check "$(history | sed '/^checked 1$/d'; printf 'proc 9 1 5990000 104 sink\nchecked 1\n')"
+	assert_failure 1
+	assert_line --partial 'proc without start'
 }
 
 @test "check.awk: overlapping critical sections fail" {

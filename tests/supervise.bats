@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # run's supervisor: signal forwarding, Ctrl-C at a terminal, the lost lock
-# (overwritten key, paused server), SIGKILL escalation, PR_SET_PDEATHSIG,
+# (overwritten key, paused server), SIGKILL escalation, SIGKILL of run itself,
 # and the state the command starts in (descriptors, dispositions, mask).
 
 load helpers
@@ -33,9 +33,12 @@ teardown() {
 # $D/ready; appends "SIG <epoch ns>" to $D/got for each SIG received;
 # exits 7 about 0.3 s after the first one (room for a second, unwanted,
 # delivery to show up), or never if STAY is given.  Gives up after 10 s
-# without a signal (exit 99).
+# without a signal (exit 99).  Its own stderr goes to $D/child.err: a
+# signal passed on to its group reaches its `sleep` too, and sh reports
+# that ("Terminated"), which is not redlock-cli's to say.
 write_child() {
 	cat >"$D/child.sh" <<EOF
+exec 2>>"$D/child.err"
 sig=\$1
 trap 'echo "\$sig \$(date +%s%N)" >>"$D/got"' "\$sig"
 echo \$\$ >"$D/ready.tmp" && mv "$D/ready.tmp" "$D/ready"
@@ -146,11 +149,16 @@ proc_state() {
 	printf '%s\n' "${s%% *}"
 }
 
-# The job is stopped: the command and redlock-cli, its parent.
+# proc_parent PID: its parent's pid.
+proc_parent() { awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$1/stat"; }
+
+# The job is stopped: the command and redlock-cli, its grandparent (the
+# parent is redlock-cli's guardian, which never stops: it must be there
+# to kill the job should redlock-cli be killed meanwhile).
 job_stopped() {
 	local cmd rl
 	cmd=$(cat "$D/ready")
-	rl=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$cmd/stat")
+	rl=$(proc_parent "$(proc_parent "$cmd")")
 	[ "$(proc_state "$cmd")" = T ] && [ "$(proc_state "$rl")" = T ]
 }
 

@@ -107,7 +107,7 @@ evalsha_calls() {
 	[ ! -e "$D/started" ] || fail "the command started"
 }
 
-@test "SIGKILL while the command runs: the command is gone within 2 s (PR_SET_PDEATHSIG), the key expires by its TTL" {
+@test "SIGKILL while the command runs: the command is gone within 2 s (its guardian kills it), the key expires by its TTL" {
 	local pid
 	start_bg runner -u "$URL" run k -t 2s -- sh "$D/child.sh" 30
 	wait_until child_started

@@ -6,38 +6,49 @@
 # began, taken on one host, so they are comparable across processes.
 #
 # Log lines (written by child.c, worker.c and stress.sh):
-#   config KEY VALUE ...                      workers, cycles, ttl_ms, servers
-#   start <fence> <worker> <t> [pid]          a child entered its critical section
+#   config KEY VALUE ...                      workers, cycles, ttl_ms, servers, replicas
+#   start <fence> <worker> <t> [pid [shape]]  a job's child entered its critical
+#                                             section (shape: plain, pipe, bg)
 #   end <fence> <worker> <t> <status> [term]  ... and left it
+#   proc <fence> <worker> <t> <pid> <role>    another process of that job started
+#                                             (role: sink of a pipe, bg left behind)
+#   procend <fence> <worker> <t> <pid> <status> [term]   ... and is done
 #   exit <worker> <rc> <t>                    the worker's redlock-cli exited and
-#                                             its child is confirmed dead
+#                                             every process of its job is confirmed dead
 #   accept <fence> <in-lock|late>             the resource took a write
 #   reject <fence> (last <f>) <in-lock|late>  the resource refused one
-#   kill <worker> <stage> <t>                 fault: SIGKILL of a redlock-cli
+#   kill <worker> <stage> <t> [shape]         fault: SIGKILL of a redlock-cli
 #   pause <server> <ms> <t>                   fault: SIGSTOP of a server for ms
 #   delay <fence> <worker> <ms> <t>           fault: a write delayed ms "in the network"
+#   replica-kill <server> <t>                 fault: SIGKILL of a server's replica
+#   replica-restart <server> <t>              ... and its restart
 #   checked <server>                          the leak check ran on a server
 #   leaked <server> <key> <pttl>              ... and found the lock key there
 #   note ...                                  information only
 #
 # What counts as an overlap.  Each `start` opens the critical section of
-# one acquisition (worker, fence).  It closes at that child's own `end`
-# line when there is one.  A child with no `end` was SIGKILLed (by
-# PR_SET_PDEATHSIG when its redlock-cli was killed, or by run at the lock's
-# expiry); its section closes at the worker's next `exit` line, which the
-# worker writes only after the child is dead (reaped by redlock-cli, or by
-# the worker as a subreaper): a conservative end, never earlier than the
-# death.  A section with neither stays open to the end of time.  Two
-# sections overlap when one starts strictly before the other ends; an
-# overlap is counted once per section that starts while an earlier one is
-# still open.  The `end` line is written after the protected write, so a
-# section contains its write; a delayed write is not part of any section.
+# one acquisition (worker, fence), and the section lasts until the job's
+# last recorded process is gone.  When every process of the job (the
+# child, and each `proc`) logged its end (`end`, `procend`), the section
+# closes at the latest of them.  When one did not, it was SIGKILLed (by
+# redlock-cli's guardian when redlock-cli was killed, or by run at the
+# lock's expiry); the section then closes at the worker's next `exit`
+# line, which the worker writes only after every process of the job is
+# dead: a conservative end, never earlier than the last death.  A section
+# with a process that has no end and started after that `exit` line (run
+# let go of a job that still ran), or with no `exit` line, stays open to
+# the end of time.  Two sections overlap when one starts strictly before
+# the other ends; an overlap is counted once per section that starts while
+# an earlier one is still open.  End lines are written after the protected
+# writes, so a section contains its job's writes; a delayed write is not
+# part of any section.
 #
 # Violations (exit 1): overlaps; stale writes accepted (an accept whose
-# fence is not above every fence accepted before it in log order: the
-# resource checking itself); in-lock writes rejected (a holder's own write
-# refused: a higher fence was written while it held the lock, which means
-# an overlap or a fence that did not grow); fence order errors (sorted by
+# fence is below a fence accepted before it in log order: the resource
+# checking itself; a holder may write its fence more than once); in-lock
+# writes rejected (a holder's own write refused: a higher fence was
+# written while it held the lock, which means an overlap or a fence that
+# did not grow); fence order errors (sorted by
 # start, fences must strictly grow: the contract's fencing guarantee);
 # locks leaked (the lock key still present on a server after every process
 # ended and a further TTL passed), or no leak check at all; malformed
@@ -60,13 +71,21 @@ $1 == "config" {
 		cfg[$i] = $(i + 1)
 	next
 }
+# The other processes of a job are kept by (worker, fence): a pipeline's
+# sink may log its `proc` before the child its `start`.
+function ended(k, t) {
+	nend[k]++
+	if (!(k in lastend) || t > lastend[k]) lastend[k] = t
+}
 $1 == "start" {
 	if (NF < 4 || !num($2) || !num($3) || !num($4)) { bad("bad start"); next }
 	k = $3 SUBSEP $2
 	if (k in sec) { dup++; bad("second start of one acquisition"); next }
 	n++
-	sec[k] = n; fen[n] = $2 + 0; wk[n] = $3; st[n] = $4 + 0; en[n] = -1
-	how[n] = "open"
+	sec[k] = n; key[n] = k; fen[n] = $2 + 0; wk[n] = $3; st[n] = $4 + 0
+	en[n] = -1; nproc[k]++
+	if (!(k in laststart) || st[n] > laststart[k]) laststart[k] = st[n]
+	shape[n] = NF >= 6 ? $6 : "plain"; jobs[shape[n]]++
 	cur[$3] = n
 	next
 }
@@ -75,18 +94,34 @@ $1 == "end" {
 	k = $3 SUBSEP $2
 	if (!(k in sec)) { bad("end without start"); next }
 	i = sec[k]
-	if (how[i] != "open") { bad("second end"); next }
-	en[i] = $4 + 0; how[i] = "end"; status[$5]++
+	if (i in mainend) { bad("second end"); next }
+	mainend[i] = 1; ended(k, $4 + 0); status[$5]++
 	if ($NF == "term") termed++
 	completed++
+	next
+}
+$1 == "proc" {
+	if (NF < 6 || !num($2) || !num($3) || !num($4) || !num($5)) { bad("bad proc"); next }
+	k = $3 SUBSEP $2
+	if ((k SUBSEP $5) in procs) { bad("second proc"); next }
+	procs[k SUBSEP $5] = NR; nproc[k]++; roles[$6]++
+	if (!(k in laststart) || $4 + 0 > laststart[k]) laststart[k] = $4 + 0
+	next
+}
+$1 == "procend" {
+	if (NF < 6 || !num($2) || !num($3) || !num($4) || !num($5)) { bad("bad procend"); next }
+	k = $3 SUBSEP $2
+	if (!((k SUBSEP $5) in procs)) { bad("procend without proc"); next }
+	if ((k SUBSEP $5) in procended) { bad("second procend"); next }
+	procended[k SUBSEP $5] = 1; ended(k, $4 + 0)
+	if ($NF == "term") termed++
 	next
 }
 $1 == "exit" {
 	if (NF < 4 || !num($2) || !num($3) || !num($4)) { bad("bad exit"); next }
 	tried++; rc[$3]++
 	if (($2) in cur) {
-		i = cur[$2]
-		if (how[i] == "open") { en[i] = $4 + 0; how[i] = "exit"; killed_open++ }
+		xt[cur[$2]] = $4 + 0
 		delete cur[$2]
 	}
 	next
@@ -94,7 +129,7 @@ $1 == "exit" {
 $1 == "accept" {
 	if (NF < 3 || !num($2)) { bad("bad accept"); next }
 	f = $2 + 0
-	if (naccept > 0 && f <= maxacc) {
+	if (naccept > 0 && f < maxacc) {
 		stale_accepted++
 		if (stale_accepted <= 5)
 			printf "check: stale write accepted: fence %d after %d (line %d)\n", \
@@ -117,9 +152,11 @@ $1 == "reject" {
 	}
 	next
 }
-$1 == "kill" { kills++; kstage[$3]++; next }
+$1 == "kill" { kills++; kstage[$3]++; kshape[NF >= 5 ? $5 : "plain"]++; next }
 $1 == "pause" { pauses++; pause_ms += $3; next }
 $1 == "delay" { delays++; next }
+$1 == "replica-kill" { rkills++; next }
+$1 == "replica-restart" { rrestarts++; next }
 $1 == "checked" { checked++; next }
 $1 == "leaked" {
 	leaked++
@@ -131,12 +168,30 @@ $1 == "note" { next }
 { bad("unknown line") }
 
 END {
+	# Where each section ends: at its job's last end line, or at the
+	# worker's exit line after a death, or never (see above).
+	for (p in procs) {
+		split(p, pk, SUBSEP)
+		if (!((pk[1] SUBSEP pk[2]) in sec) && ++malformed <= 5)
+			printf "check: line %d: proc without start: fence %s, " \
+			    "worker %s, pid %s\n", procs[p], pk[2], pk[1], \
+			    pk[3] > "/dev/stderr"
+	}
+	for (i = 1; i <= n; i++) {
+		k = key[i]
+		if (nend[k] == nproc[k]) {
+			en[i] = lastend[k]; how[i] = "end"
+		} else if ((i in xt) && xt[i] >= laststart[k]) {
+			en[i] = (k in lastend) && lastend[k] > xt[i] ? lastend[k] : xt[i]
+			how[i] = "exit"; killed_open++
+		} else {
+			en[i] = inf; how[i] = "open"; unclosed++
+		}
+	}
 	# Sections sorted by start: insertion sort, the log being almost in
 	# time order already.
-	for (i = 1; i <= n; i++) {
+	for (i = 1; i <= n; i++)
 		ord[i] = i
-		if (how[i] == "open") { en[i] = inf; unclosed++ }
-	}
 	for (i = 2; i <= n; i++) {
 		x = ord[i]; j = i - 1
 		while (j >= 1 && st[ord[j]] > st[x]) { ord[j + 1] = ord[j]; j-- }
@@ -184,7 +239,11 @@ END {
 	line = ""
 	for (s in kstage) line = line " " s " " kstage[s]
 	if (kills) printf "check: kills by stage:%s\n", line > "/dev/stderr"
+	line = ""
+	for (s in roles) line = line " " s " " roles[s]
+	if (line != "") printf "check: other processes of jobs:%s\n", line > "/dev/stderr"
 	if (pauses) printf "check: pauses: %d, %.1fs in all\n", pauses, pause_ms / 1000 > "/dev/stderr"
+	if (rkills) printf "check: replicas: %d killed, %d restarted\n", rkills, rrestarts > "/dev/stderr"
 	printf "check: writes: %d accepted (%d late), %d rejected (%d late, %d in-lock)\n", \
 	    naccept, accepted_late, rejected, rejected_late, rejected_inlock > "/dev/stderr"
 	if (gap >= 0)
@@ -201,11 +260,14 @@ END {
 
 	leaks = checked ? leaked + 0 : "unchecked"
 	printf "stress: %d cycles (%d tried), %d workers, %d server%s, ttl %dms, " \
-	    "faults: %d kills %d pauses %d delayed writes, lost locks %d, " \
+	    "jobs: %d pipelines %d with a background process, " \
+	    "faults: %d kills (%d of pipelines, %d with a background process) " \
+	    "%d pauses %d delayed writes %d replica kills, lost locks %d, " \
 	    "overlaps %d, stale writes accepted %d, rejected %d (%d late, %d in-lock), " \
 	    "fence order errors %d, locks leaked %s\n", \
 	    completed, tried, cfg["workers"], cfg["servers"], \
-	    (cfg["servers"] == 1 ? "" : "s"), cfg["ttl_ms"], kills, pauses, delays, \
+	    (cfg["servers"] == 1 ? "" : "s"), cfg["ttl_ms"], jobs["pipe"], jobs["bg"], \
+	    kills, kshape["pipe"], kshape["bg"], pauses, delays, rkills, \
 	    rc[75], overlaps, stale_accepted, rejected, rejected_late, rejected_inlock, \
 	    fence_errors, leaks
 	fail = overlaps || stale_accepted || rejected_inlock || fence_errors || \

@@ -19,14 +19,21 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Messages from a child to its worker over the notify pipe (one write). */
+/*
+ * Messages from the processes of a job to their worker over the notify
+ * pipe: one write each, under PIPE_BUF, so never torn or mixed.
+ */
 struct stress_note {
-	int	cycle;
-	int	kind;		/* STRESS_NOTE_* */
-	int	pid;
+	int		cycle;
+	int		kind;		/* STRESS_NOTE_* */
+	int		pid;
+	long long	fence;		/* STRESS_NOTE_DELAY: the write's */
+	long long	at;		/* STRESS_NOTE_DELAY: when, stress_now() */
 };
-#define STRESS_NOTE_START	1	/* about to log `start` */
-#define STRESS_NOTE_END		2	/* logged `end` */
+#define STRESS_NOTE_START	1	/* the child: about to log `start` */
+#define STRESS_NOTE_END		2	/* a process of the job logged its end */
+#define STRESS_NOTE_PROC	3	/* another process of the job started */
+#define STRESS_NOTE_DELAY	4	/* deliver this write at `at`, late */
 
 static inline int64_t
 stress_mono_ns(void)

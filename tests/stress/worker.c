@@ -1,35 +1,46 @@
 /*
- * One stress worker: CYCLES times, run CMD (redlock-cli run ... -- child)
- * and wait for it, taking SIGKILL faults from stress.sh on the way.
+ * One stress worker: CYCLES times, run a job under `redlock-cli run`, and
+ * wait for redlock-cli and for every process of the job, taking SIGKILL
+ * faults from stress.sh on the way.
  *
- *   stress-worker ID CYCLES -- CMD [ARG...]
+ *   stress-worker ID CYCLES -- REDLOCK-CLI [ARG...] run [ARG...] KEY
+ *
+ * The command is added for each cycle, by the job's shape (STRESS_SHAPE,
+ * drawn with STRESS_PIPE_PCT and STRESS_BG_PCT; see child.c):
+ *   plain, bg   -- $STRESS_CHILD child
+ *   pipe        -c '$STRESS_CHILD child | $STRESS_CHILD sink'
  *
  * Log lines (STRESS_LOG):
- *   kill <worker> <acquire|hold|release> <t>   we SIGKILLed our redlock-cli
- *   exit <worker> <rc> <t>                     that cycle is over: our
- *        redlock-cli has exited (rc, 128+N if killed by signal N) and its
- *        child is confirmed dead; the checker closes a child's interval here
- *        when the child logged no `end` (it was SIGKILLed)
+ *   kill <worker> <acquire|hold|release> <t> <shape>
+ *        we SIGKILLed our redlock-cli (hold: a process of the job was
+ *        between its start and its end line)
+ *   exit <worker> <rc> <t>
+ *        that cycle is over: our redlock-cli has exited (rc, 128+N if
+ *        killed by signal N) and every process of its job is confirmed
+ *        gone; the checker closes a section here when one of the job's
+ *        processes logged no end line (it was SIGKILLed)
  *
  * Faults: SIGUSR1 = SIGKILL our redlock-cli whatever it is doing; SIGUSR2 =
- * the same, but only while its child runs (the lock holder).  Only the
+ * the same, but only while its job runs (the lock holder).  Only the
  * parent can signal a child without a pid-reuse race (we reap it only in
  * this loop, after the kill), which is why stress.sh asks us rather than
  * signalling redlock-cli itself.
  *
- * Dead means dead: we are a child subreaper, so a child orphaned by the
- * SIGKILL of its redlock-cli (and killed by PR_SET_PDEATHSIG) is reparented
- * to us, and we wait for it before logging `exit`.  A child reaped by
- * redlock-cli itself was dead before redlock-cli exited.
+ * Dead means dead: each process of a job tells us its pid when it starts
+ * (STRESS_NOTE_START, STRESS_NOTE_PROC) and we open a pidfd for it; before
+ * logging `exit` we wait until every one of them has exited, whoever its
+ * parent is by then (we are a child subreaper, so what redlock-cli leaves
+ * behind is re-parented to us and reaped here).
  *
- * After the cycles: wait for the delayed writers (reparented to us too),
- * create STRESS_DIR/done.ID, and wait for SIGTERM, so that stress.sh signals
- * only a live process of its own.  SIGTERM at any time ends the worker
- * (its redlock-cli is SIGKILLed first).
+ * Delayed writes are started here (STRESS_NOTE_DELAY), outside the job.
+ * After the cycles: wait for them, create STRESS_DIR/done.ID, and wait for
+ * SIGTERM, so that stress.sh signals only a live process of its own.
+ * SIGTERM at any time ends the worker (its redlock-cli is SIGKILLed first).
  */
 
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -37,34 +48,79 @@
 
 #include "stress.h"
 
+#define JOB_MAX_PROCS	16
+
 enum phase { PH_ACQUIRE, PH_HOLD, PH_RELEASE };
 static const char *phase_name[] = { "acquire", "hold", "release" };
 
-static int	logfd, sfd, note_rd, worker;
-static int	stopping;
+/* The processes of this cycle's job, as they told us. */
+struct job {
+	int	n;
+	int	ended;			/* how many logged their end */
+	pid_t	pid[JOB_MAX_PROCS];
+	int	fd[JOB_MAX_PROCS];	/* pidfd, -1 if it was gone */
+};
 
-/* Read the children's notes for this cycle. */
+static int	 logfd, sfd, note_rd, worker;
+static int	 stopping;
+static pid_t	 self;
+static char	 child_path[4096];
+
+/* A pidfd for pid: -1 if it has gone already. */
+static int
+pidfd_for(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd == -1 && errno != ESRCH) {
+		perror("stress-worker: pidfd_open");
+		exit(2);
+	}
+	return (fd);
+}
+
+/* Start a delayed write (a process of ours, not of the job). */
 static void
-drain_notes(int cycle, pid_t *child, enum phase *ph)
+start_late(const struct stress_note *n)
+{
+	char	fence[32], at[32];
+	pid_t	pid;
+
+	(void)snprintf(fence, sizeof(fence), "%lld", n->fence);
+	(void)snprintf(at, sizeof(at), "%lld", n->at);
+	if ((pid = fork()) == -1) {
+		perror("stress-worker: fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		execl(child_path, child_path, "late", fence, at, (char *)NULL);
+		perror(child_path);
+		_exit(127);
+	}
+}
+
+/* Read the notes; those of this cycle update j and *ph. */
+static void
+drain_notes(int cycle, struct job *j, enum phase *ph)
 {
 	struct stress_note n;
 
 	while (read(note_rd, &n, sizeof(n)) == (ssize_t)sizeof(n)) {
+		if (n.kind == STRESS_NOTE_DELAY) {
+			start_late(&n);
+			continue;
+		}
 		if (n.cycle != cycle)
 			continue;
-		if (n.kind == STRESS_NOTE_START) {
-			*child = (pid_t)n.pid;
-			*ph = PH_HOLD;
+		if ((n.kind == STRESS_NOTE_START ||
+		    n.kind == STRESS_NOTE_PROC) && j->n < JOB_MAX_PROCS) {
+			j->pid[j->n] = (pid_t)n.pid;
+			j->fd[j->n++] = pidfd_for((pid_t)n.pid);
 		} else if (n.kind == STRESS_NOTE_END)
-			*ph = PH_RELEASE;
+			j->ended++;
+		*ph = j->n > 0 && j->ended < j->n ? PH_HOLD :
+		    j->n > 0 ? PH_RELEASE : PH_ACQUIRE;
 	}
-}
-
-static void
-block_wait(pid_t pid)
-{
-	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-		;
 }
 
 static void
@@ -74,20 +130,137 @@ reap_strays(void)
 		;
 }
 
+/* Every process of j has exited (its pidfd is readable). */
+static int
+job_gone(const struct job *j)
+{
+	struct pollfd	pfd;
+	int		i;
+
+	for (i = 0; i < j->n; i++) {
+		if (j->fd[i] == -1)
+			continue;
+		pfd.fd = j->fd[i];
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) != 1)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * After redlock-cli has exited: wait until every process of the job has
+ * too (30 s at most: a job's processes live far less than that).
+ */
+static void
+job_wait(int cycle, struct job *j, enum phase *ph)
+{
+	struct signalfd_siginfo	si;
+	int64_t			end = stress_now() + 30000000000LL;
+
+	drain_notes(cycle, j, ph);
+	while (!job_gone(j) && !stopping) {
+		if (stress_now() > end) {
+			stress_log(logfd, "note worker %d cycle %d: a process "
+			    "of the job still runs after 30 s", worker, cycle);
+			break;
+		}
+		(void)usleep(2000);
+		reap_strays();
+		drain_notes(cycle, j, ph);
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (si.ssi_signo == SIGTERM ||
+			    si.ssi_signo == SIGINT)
+				stopping = 1;
+	}
+}
+
+static void
+job_close(struct job *j)
+{
+	int i;
+
+	for (i = 0; i < j->n; i++)
+		if (j->fd[i] != -1)
+			(void)close(j->fd[i]);
+	j->n = 0;
+}
+
+/* This cycle's shape, and its command appended to base (argv of n). */
+static const char *
+cycle_command(char **base, int n, char **argv)
+{
+	static char	 pipeline[2 * sizeof(child_path) + 32];
+	const char	*shape = "plain";
+	int		 r = (int)(stress_rand() % 100);
+
+	memcpy(argv, base, (size_t)n * sizeof(*argv));
+	if (r < stress_env_num("STRESS_PIPE_PCT", 0)) {
+		shape = "pipe";
+		(void)snprintf(pipeline, sizeof(pipeline), "'%s' child | "
+		    "'%s' sink", child_path, child_path);
+		argv[n++] = "-c";
+		argv[n++] = pipeline;
+	} else {
+		if (r < stress_env_num("STRESS_PIPE_PCT", 0) +
+		    stress_env_num("STRESS_BG_PCT", 0))
+			shape = "bg";
+		argv[n++] = "--";
+		argv[n++] = child_path;
+		argv[n++] = "child";
+	}
+	argv[n] = NULL;
+	(void)setenv("STRESS_SHAPE", shape, 1);
+	return (shape);
+}
+
+/* A signal for us: a fault (SIGKILL our redlock-cli r), the end, or r's
+ * exit (*status, and *done set). */
+static void
+on_signal(const struct signalfd_siginfo *si, pid_t r, enum phase ph,
+    const char *shape, int *status, int *done)
+{
+	switch (si->ssi_signo) {
+	case SIGUSR1:
+	case SIGUSR2:
+		if (si->ssi_signo == SIGUSR2 && ph != PH_HOLD)
+			break;
+		/* r is not reaped yet: the pid is still ours. */
+		if (kill(r, SIGKILL) == 0)
+			stress_log(logfd, "kill %d %s %lld %s", worker,
+			    phase_name[ph], (long long)stress_now(), shape);
+		break;
+	case SIGTERM:
+	case SIGINT:
+		stopping = 1;
+		(void)kill(r, SIGKILL);
+		break;
+	case SIGCHLD:
+		if (waitpid(r, status, WNOHANG) == r)
+			*done = 1;
+		reap_strays();
+		break;
+	}
+}
+
 /* One cycle; returns the wait status of redlock-cli. */
 static int
-cycle_run(int cycle, char **cmd)
+cycle_run(int cycle, char **base, int nbase, char **argv)
 {
 	struct signalfd_siginfo	si;
 	struct pollfd		pfd[2];
+	struct job		j;
 	enum phase		ph = PH_ACQUIRE;
+	const char		*shape;
 	sigset_t		none;
-	pid_t			r, child = 0;
+	pid_t			r;
 	int			status = 0, done = 0;
 	char			num[32];
 
+	memset(&j, 0, sizeof(j));
 	(void)snprintf(num, sizeof(num), "%d", cycle);
 	(void)setenv("STRESS_CYCLE", num, 1);
+	shape = cycle_command(base, nbase, argv);
 	if ((r = fork()) == -1) {
 		perror("stress-worker: fork");
 		exit(2);
@@ -95,8 +268,8 @@ cycle_run(int cycle, char **cmd)
 	if (r == 0) {
 		(void)sigemptyset(&none);
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(cmd[0], cmd);
-		perror(cmd[0]);
+		execvp(argv[0], argv);
+		perror(argv[0]);
 		_exit(127);
 	}
 	pfd[0].fd = sfd;
@@ -111,36 +284,13 @@ cycle_run(int cycle, char **cmd)
 			exit(2);
 		}
 		if (pfd[1].revents & POLLIN)
-			drain_notes(cycle, &child, &ph);
-		if (!(pfd[0].revents & POLLIN))
-			continue;
-		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-			continue;
-		switch (si.ssi_signo) {
-		case SIGUSR1:
-		case SIGUSR2:
-			if (si.ssi_signo == SIGUSR2 && ph != PH_HOLD)
-				break;
-			/* r is not reaped yet: the pid is still ours. */
-			if (kill(r, SIGKILL) == 0)
-				stress_log(logfd, "kill %d %s %lld", worker,
-				    phase_name[ph], (long long)stress_now());
-			break;
-		case SIGTERM:
-		case SIGINT:
-			stopping = 1;
-			(void)kill(r, SIGKILL);
-			break;
-		case SIGCHLD:
-			if (waitpid(r, &status, WNOHANG) == r)
-				done = 1;
-			break;
-		}
+			drain_notes(cycle, &j, &ph);
+		if ((pfd[0].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			on_signal(&si, r, ph, shape, &status, &done);
 	}
-	/* Notes written before redlock-cli died are in the pipe still. */
-	drain_notes(cycle, &child, &ph);
-	if (child > 0)
-		block_wait(child);	/* ECHILD: reaped by redlock-cli */
+	job_wait(cycle, &j, &ph);
+	job_close(&j);
 	stress_log(logfd, "exit %d %d %lld", worker,
 	    WIFEXITED(status) ? WEXITSTATUS(status) :
 	    WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255,
@@ -149,25 +299,14 @@ cycle_run(int cycle, char **cmd)
 	return (status);
 }
 
-int
-main(int argc, char **argv)
+/* Block what we take through the signalfd; set the notify pipe up. */
+static void
+setup(const char *id)
 {
-	struct signalfd_siginfo	si;
-	sigset_t		set;
-	char			num[32], path[4096];
-	int			cycles, i, p[2];
+	sigset_t	set;
+	char		num[32];
+	int		p[2];
 
-	if (argc < 5 || strcmp(argv[3], "--") != 0) {
-		fprintf(stderr, "usage: stress-worker ID CYCLES -- CMD...\n");
-		return (2);
-	}
-	worker = atoi(argv[1]);
-	cycles = atoi(argv[2]);
-	logfd = stress_open_log();
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
-		perror("stress-worker: PR_SET_CHILD_SUBREAPER");
-		return (2);
-	}
 	(void)sigemptyset(&set);
 	(void)sigaddset(&set, SIGCHLD);
 	(void)sigaddset(&set, SIGUSR1);
@@ -175,44 +314,79 @@ main(int argc, char **argv)
 	(void)sigaddset(&set, SIGTERM);
 	(void)sigaddset(&set, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
-	    (sfd = signalfd(-1, &set, SFD_CLOEXEC)) == -1) {
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
 		perror("stress-worker: signalfd");
-		return (2);
+		exit(2);
 	}
-	/* The write end is inherited by redlock-cli and its child. */
+	/* The write end is inherited by redlock-cli and its job. */
 	if (pipe(p) == -1 || fcntl(p[0], F_SETFD, FD_CLOEXEC) == -1 ||
 	    fcntl(p[0], F_SETFL, O_NONBLOCK) == -1) {
 		perror("stress-worker: pipe");
-		return (2);
+		exit(2);
 	}
 	note_rd = p[0];
 	(void)snprintf(num, sizeof(num), "%d", p[1]);
 	(void)setenv("STRESS_NOTIFY_FD", num, 1);
-	(void)setenv("STRESS_WORKER", argv[1], 1);
-	(void)snprintf(num, sizeof(num), "%ld", (long)getpid());
+	(void)setenv("STRESS_WORKER", id, 1);
+	(void)snprintf(num, sizeof(num), "%ld", (long)self);
 	(void)setenv("STRESS_WORKER_PID", num, 1);
+}
 
+int
+main(int argc, char **argv)
+{
+	struct signalfd_siginfo	si;
+	struct pollfd		pfd;
+	char			path[4096], **cmd;
+	int			cycles, i, nbase;
+
+	if (argc < 5 || strcmp(argv[3], "--") != 0) {
+		fprintf(stderr, "usage: stress-worker ID CYCLES -- CMD...\n");
+		return (2);
+	}
+	worker = atoi(argv[1]);
+	cycles = atoi(argv[2]);
+	self = getpid();
+	stress_seed();
+	logfd = stress_open_log();
+	(void)snprintf(child_path, sizeof(child_path), "%s",
+	    stress_env("STRESS_CHILD"));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
+		perror("stress-worker: PR_SET_CHILD_SUBREAPER");
+		return (2);
+	}
+	setup(argv[1]);
+	nbase = argc - 4;
+	if ((cmd = calloc((size_t)nbase + 4, sizeof(*cmd))) == NULL) {
+		perror("stress-worker");
+		return (2);
+	}
 	for (i = 1; i <= cycles && !stopping; i++)
-		(void)cycle_run(i, argv + 4);
-	(void)close(p[1]);
+		(void)cycle_run(i, argv + 4, nbase, cmd);
 
 	/* Delayed writers still on their way (SIGTERM ends the wait). */
+	pfd.fd = sfd;
+	pfd.events = POLLIN;
 	while (!stopping) {
 		reap_strays();
 		if (waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD)
 			break;
-		if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
+		if (poll(&pfd, 1, 100) == 1 &&
+		    read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
 			stopping = 1;
 	}
+	free(cmd);
 	if (stopping)
 		return (1);
 	(void)snprintf(path, sizeof(path), "%s/done.%d",
 	    stress_env("STRESS_DIR"), worker);
 	if ((i = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) != -1)
 		(void)close(i);
-	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+	pfd.fd = sfd;
+	while (poll(&pfd, 1, -1) >= 0)
+		if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
+		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
 			return (0);
 	return (0);
 }

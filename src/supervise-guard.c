@@ -1,0 +1,406 @@
+/*
+ * The guardian: nothing of a job may outlive its lock, not even when
+ * redlock-cli itself is killed (SIGKILL, the OOM killer), and not the
+ * processes a job leaves behind either (`backup.sh &`, `nohup upload &`,
+ * a daemon's double fork and setsid()).
+ *
+ * When a process dies, its children are re-parented to the nearest
+ * ancestor that is a subreaper (PR_SET_CHILD_SUBREAPER), or else to init.
+ * So a subreaper that is an ancestor of the whole job sees every process
+ * the job ever leaves behind, whatever its session or group: each one
+ * ends up as its child.  And when such a subreaper's waitpid() says
+ * ECHILD, no process of the job is left at all: an orphan would have
+ * become its child, and a child is waitable until reaped.  That is how
+ * "the command and everything it started have exited" is known, without
+ * a race against a grandchild being re-parented just after the command
+ * exited: it is re-parented before its parent can be reaped.
+ *
+ * That ancestor cannot be redlock-cli itself, since it must outlive it:
+ * the guardian is a child of redlock-cli (a fork, before the command),
+ * the subreaper of the job and the parent of the command (a vfork).
+ *
+ *   redlock-cli killed: its end of the socket pair closes, the guardian
+ *	reads EOF, SIGKILLs its children (the command's group with them),
+ *	reaps them, and again for what was re-parented meanwhile, until
+ *	waitpid() says there is no child left; then it exits.  A few
+ *	milliseconds, well before the lock can expire.
+ *   the guardian killed: the command has PR_SET_PDEATHSIG(SIGKILL)
+ *	towards it, and what else is left is re-parented to redlock-cli,
+ *	itself a subreaper, which kills it (supervise.c).
+ *
+ * Alternatives that were not taken: a cgroup (freeze and kill the lot)
+ * needs a delegated hierarchy that an unprivileged user does not usually
+ * have; a PID namespace (its init's death kills the rest) needs
+ * CAP_SYS_ADMIN or user namespaces, often disabled; PR_SET_PDEATHSIG
+ * reaches only the process that set it; /proc/PID/environ markers can be
+ * cleared by the process itself.
+ *
+ * The guardian has a process group of its own, so that what is sent to
+ * redlock-cli's group (kill %1, kill -9 %1) does not reach it, and blocks
+ * every signal: only SIGKILL and SIGSTOP sent to it by pid do.  It never
+ * touches the lock: the forked copies of redlock-cli's connections are
+ * only closed by its _exit().  It waits in poll() on the socket and a
+ * signalfd for SIGCHLD, so it costs no CPU while the job runs.
+ */
+
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redlock.h"
+#include "supervise-impl.h"
+
+/* The longest pause between two rounds of a kill (a stuck process). */
+#define GUARD_SWEEP_MAX_MS	256
+/* How long redlock-cli waits for a guardian that reads nothing. */
+#define GUARD_SEND_WAIT_MS	100
+
+struct guard {
+	int	 fd;		/* to redlock-cli */
+	int	 sfd;		/* signalfd: SIGCHLD */
+	pid_t	 self;
+	pid_t	 rl;		/* redlock-cli */
+	pid_t	 cmd;		/* the command */
+	int	 is_cmd_reaped;
+	int	 is_told;	/* SUPERVISE_EXITED sent */
+	int	 cmd_status;
+	int	 release_on_exit;
+};
+
+deadfn static void supervise_guard_main(struct guard *,
+		     struct supervise_spawn *);
+static int	 supervise_guard_setup(struct guard *);
+static void	 supervise_guard_tell(struct guard *, int, int, int);
+static int	 supervise_guard_reap(struct guard *);
+static void	 supervise_guard_reaped(struct guard *);
+static void	 supervise_guard_request(struct guard *);
+static void	 supervise_guard_signal(struct guard *, int, int);
+static void	 supervise_guard_sweep(struct guard *);
+static void	 supervise_guard_wait(struct guard *, int);
+
+/*
+ * In redlock-cli: start the guardian, which starts the command; wait for
+ * that.  Returns the guardian's pid (then *fd is our end of the pair and
+ * *started the guardian's first message, whose pid is -1 if the command
+ * could not be started), or -1 (logged).
+ */
+pid_t
+supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
+    int *fd, struct supervise_msg *started)
+{
+	struct guard	g;
+	ssize_t		n;
+	pid_t		pid;
+	int		sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair");
+		return (-1);
+	}
+	memset(&g, 0, sizeof(g));
+	g.fd = sv[1];
+	g.rl = getpid();
+	g.release_on_exit = release_on_exit;
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		(void)close(sv[0]);
+		(void)close(sv[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		(void)close(sv[0]);
+		supervise_guard_main(&g, sp);
+	}
+	(void)close(sv[1]);
+	*fd = sv[0];
+	/* The vfork returns to the guardian once the command has exec'd. */
+	while ((n = recv(sv[0], started, sizeof(*started), 0)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(*started) ||
+	    started->event != SUPERVISE_STARTED) {
+		memset(started, 0, sizeof(*started));
+		started->pid = -1;
+		started->err = ESRCH;
+	}
+	return (pid);
+}
+
+/*
+ * In redlock-cli: ask the guardian.  0, or -1 once it is gone, or (EAGAIN)
+ * if it has not read what we asked before.  The socket's buffer holds
+ * thousands of requests, which the guardian reads at once; one that does
+ * not (someone stopped it) is given GUARD_SEND_WAIT_MS once it is full,
+ * not more: waiting for it would stop the renewals.
+ */
+int
+supervise_guard_send(int fd, int op, int sig)
+{
+	struct supervise_req	r;
+	struct pollfd		pfd;
+	ssize_t			n;
+	int			tries = 0;
+
+	r.op = op;
+	r.sig = sig;
+	for (;;) {
+		n = send(fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(r))
+			return (0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != -1 || errno != EAGAIN || tries++ > 0)
+			return (-1);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, GUARD_SEND_WAIT_MS) == -1)
+			return (-1);
+		errno = EAGAIN;
+	}
+}
+
+/* In redlock-cli: the next message, if any: 1, 0 (none yet), -1 (EOF). */
+int
+supervise_guard_recv(int fd, struct supervise_msg *m)
+{
+	ssize_t n;
+
+	while ((n = recv(fd, m, sizeof(*m), MSG_DONTWAIT)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN)
+		return (0);
+	return (n == (ssize_t)sizeof(*m) ? 1 : -1);
+}
+
+/*
+ * Own group, subreaper, every signal blocked, SIGCHLD as a descriptor.
+ * 0, or -1 (errno).
+ */
+static int
+supervise_guard_setup(struct guard *g)
+{
+	sigset_t all, chld;
+
+	g->self = getpid();
+	if (setpgid(0, 0) == -1 || prctl(PR_SET_CHILD_SUBREAPER, 1) == -1 ||
+	    sigfillset(&all) == -1 ||
+	    sigprocmask(SIG_SETMASK, &all, NULL) == -1 ||
+	    sigemptyset(&chld) == -1 || sigaddset(&chld, SIGCHLD) == -1)
+		return (-1);
+	g->sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	return (g->sfd == -1 ? -1 : 0);
+}
+
+/* The guardian's life: start the command, then answer until it is over. */
+static void
+supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
+{
+	struct supervise_msg	m;
+	struct pollfd		pfd[2];
+
+	memset(&m, 0, sizeof(m));
+	m.event = SUPERVISE_STARTED;
+	if (supervise_guard_setup(g) == -1 ||
+	    (m.pid = supervise_spawn(sp, &m.err)) == -1) {
+		m.pid = -1;
+		m.err = errno;
+		(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
+		_exit(EXIT_UNAVAILABLE);
+	}
+	g->cmd = m.pid;
+	if (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
+		supervise_guard_sweep(g);	/* nobody to answer to */
+		_exit(EXIT_OK);
+	}
+	for (;;) {
+		pfd[0].fd = g->fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = g->sfd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			supervise_guard_sweep(g);
+			_exit(EXIT_UNAVAILABLE);
+		}
+		if (pfd[1].revents != 0)
+			supervise_guard_reaped(g);
+		if (pfd[0].revents != 0)
+			supervise_guard_request(g);
+	}
+}
+
+/*
+ * Tell redlock-cli (event, with the command's status, left and is_last:
+ * this is our last word, nothing of the job runs any more, and we are
+ * about to exit, so it need not wait for that).  It waits in
+ * sigtimedwait() for SIGCHLD, so it is woken with one: a message is news
+ * about its child.  Only while it is still our parent, so alive, its pid
+ * not someone else's.  If it is gone, the EOF that poll() sees next says
+ * so.
+ */
+static void
+supervise_guard_tell(struct guard *g, int event, int left, int is_last)
+{
+	struct supervise_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.event = event;
+	m.pid = g->cmd;
+	m.status = g->cmd_status;
+	m.left = left;
+	m.is_last = is_last;
+	if (event == SUPERVISE_EXITED)
+		g->is_told = 1;
+	while (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1 &&
+	    errno == EINTR)
+		;
+	if (getppid() == g->rl)
+		(void)kill(g->rl, SIGCHLD);
+}
+
+/*
+ * Reap what has ended; note the command's end, tell its stops.  Returns
+ * 1 when no child at all is left (so no process of the job), else 0.
+ */
+static int
+supervise_guard_reap(struct guard *g)
+{
+	pid_t	w;
+	int	status;
+
+	for (;;) {
+		w = waitpid(-1, &status, WNOHANG | WUNTRACED);
+		if (w == 0)
+			return (0);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1)
+			return (1);	/* ECHILD */
+		if (w != g->cmd || g->is_cmd_reaped)
+			continue;	/* something the job left behind */
+		if (WIFSTOPPED(status)) {
+			supervise_guard_tell(g, SUPERVISE_STOPPED, 0, 0);
+			continue;
+		}
+		g->is_cmd_reaped = 1;
+		g->cmd_status = status;
+	}
+}
+
+/*
+ * After a SIGCHLD.  Once the command has exited: say so, with how many
+ * processes it left running, and exit when nothing is left, or at once
+ * with --release-on-exit (what is left is then re-parented upwards).
+ */
+static void
+supervise_guard_reaped(struct guard *g)
+{
+	struct signalfd_siginfo	si;
+	int			done;
+
+	while (read(g->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		;
+	done = supervise_guard_reap(g);
+	if (!g->is_cmd_reaped)
+		return;
+	if (!g->is_told)
+		supervise_guard_tell(g, SUPERVISE_EXITED, done ? 0 :
+		    supervise_proc_descendants(g->self), done);
+	if (done || g->release_on_exit)
+		_exit(EXIT_OK);
+}
+
+/* One request from redlock-cli, or its end. */
+static void
+supervise_guard_request(struct guard *g)
+{
+	struct supervise_req	r;
+	ssize_t			n;
+
+	n = recv(g->fd, &r, sizeof(r), MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n != (ssize_t)sizeof(r) || r.op == SUPERVISE_KILL) {
+		/*
+		 * EOF: redlock-cli is gone, and with nobody renewing it the
+		 * lock expires: nothing of the job may run by then.  Or its
+		 * lock is lost, and the time is up.
+		 */
+		supervise_guard_sweep(g);
+		if (!g->is_told)
+			supervise_guard_tell(g, SUPERVISE_EXITED, 0, 1);
+		_exit(EXIT_OK);
+	}
+	supervise_guard_signal(g, r.sig, r.op == SUPERVISE_LOST);
+}
+
+/*
+ * sig to the job.  With is_all (the lock is lost), to all of it: the
+ * command's group and every other process that descends from us, in
+ * whatever group or session.  Otherwise (a signal sent to redlock-cli):
+ * while the command runs, to its process group, as timeout(1) does (the
+ * command decides about processes it moved out of it); once it has
+ * exited, to what it left behind, each process re-parented to us as if
+ * it were a command of its own (to the group it leads, if it leads one).
+ */
+static void
+supervise_guard_signal(struct guard *g, int sig, int is_all)
+{
+	/* Its leader is our unreaped child: the group id is still its. */
+	if (!g->is_cmd_reaped && kill(-g->cmd, sig) == -1 && errno == ESRCH)
+		(void)kill(g->cmd, sig);
+	if (is_all)
+		(void)supervise_proc_signal_descendants(g->self, sig,
+		    g->is_cmd_reaped ? 0 : g->cmd);
+	else if (g->is_cmd_reaped)
+		(void)supervise_proc_signal_children(g->self, sig);
+}
+
+/*
+ * SIGKILL everything, until no child is left.  Each round kills every
+ * descendant it finds; one forked meanwhile is a child of a killed one,
+ * re-parented to us before that can be reaped, so the next round finds
+ * it.  Rounds wait for a SIGCHLD (or a pause that doubles, for a process
+ * that takes long to die) rather than spin.
+ */
+static void
+supervise_guard_sweep(struct guard *g)
+{
+	int	wait_ms = 1;
+
+	for (;;) {
+		if (!g->is_cmd_reaped && kill(-g->cmd, SIGKILL) == -1)
+			(void)kill(g->cmd, SIGKILL);
+		(void)supervise_proc_signal_descendants(g->self, SIGKILL, 0);
+		if (supervise_guard_reap(g))
+			return;
+		supervise_guard_wait(g, wait_ms);
+		if (wait_ms < GUARD_SWEEP_MAX_MS)
+			wait_ms *= 2;
+	}
+}
+
+/* Wait up to ms for a SIGCHLD. */
+static void
+supervise_guard_wait(struct guard *g, int ms)
+{
+	struct signalfd_siginfo	si;
+	struct pollfd		pfd;
+
+	pfd.fd = g->sfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, ms) > 0)
+		while (read(g->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+}

@@ -1,0 +1,128 @@
+/*
+ * Internals of the supervisor, shared by its files only:
+ *
+ *	supervise.c		redlock-cli's side: the lock, renewals, the
+ *				signals sent to us, the lost lock
+ *	supervise-reap.c	redlock-cli's side of the job: what the
+ *				guardian says, what we ask it, its end
+ *	supervise-guard.c	the guardian: a process of ours between
+ *				redlock-cli and the command, the subreaper of
+ *				the job, which outlives us long enough to kill
+ *				it if we are killed
+ *	supervise-spawn.c	starting the command (vfork, exec)
+ *	supervise-proc.c	the guardian's children, as /proc lists them
+ *
+ * redlock-cli and the guardian talk over a SOCK_SEQPACKET socket pair:
+ * one message is one struct, and our end closing (we died) is an EOF the
+ * guardian cannot miss.
+ */
+
+#ifndef SUPERVISE_IMPL_H
+#define SUPERVISE_IMPL_H
+
+#include <sys/types.h>
+
+#include <signal.h>
+
+/* What redlock-cli asks the guardian to do. */
+enum supervise_op {
+	SUPERVISE_PASS = 1,	/* a signal sent to us, passed on to the
+				 * command's group (once it has exited, to
+				 * what it left behind) */
+	SUPERVISE_LOST,		/* the lost lock's signal: all of the job */
+	SUPERVISE_KILL		/* SIGKILL all of it, until nothing is left */
+};
+
+struct supervise_req {
+	int	op;
+	int	sig;
+};
+
+/* What the guardian tells redlock-cli. */
+enum supervise_event {
+	SUPERVISE_STARTED = 1,	/* pid: the command (-1: vfork failed);
+				 * err: exec's errno, 0 if it runs */
+	SUPERVISE_STOPPED,	/* the command was stopped (Ctrl-Z) */
+	SUPERVISE_EXITED	/* status: its wait status; left: how many
+				 * processes of the job still run (-1: not
+				 * known); is_last: none, the guardian is
+				 * exiting too */
+};
+
+struct supervise_msg {
+	int	event;
+	pid_t	pid;
+	int	status;
+	int	err;
+	int	left;
+	int	is_last;
+};
+
+/* What the command needs, all of it prepared before the fork. */
+struct supervise_spawn {
+	char		**argv;
+	char		**envp;
+	const sigset_t	 *old_mask;	/* the mask we were started with */
+	const struct sigaction *old_chld; /* and SIGCHLD's disposition */
+	sigset_t	  stops;	/* SIGTSTP: see supervise_child() */
+	pid_t		  parent;	/* the guardian, set by it */
+	int		  tty_fd;	/* -1: do not hand the terminal */
+	int		  err_fd;	/* exec's errno goes here */
+};
+
+/* One process as /proc/PID/stat shows it. */
+struct supervise_proc {
+	pid_t	pid;
+	pid_t	ppid;
+	pid_t	pgrp;
+	char	state;
+	unsigned long long start;	/* since boot: pid and this name it */
+};
+
+/* redlock-cli's state while it supervises (supervise.c). */
+struct supervisor {
+	struct lock			*lock;
+	const struct supervise_opts	*opts;
+	pid_t				 guard;		/* the guardian */
+	int				 guard_fd;	/* our end */
+	int				 guard_status;	/* its wait status */
+	pid_t				 child;		/* the command */
+	int				 tty_fd;	/* -1 if not handed */
+	int64_t				 renew_ns;
+	int64_t				 retry_ns;
+	int64_t				 margin_ns;
+	int64_t				 next_renew_ns;
+	int64_t				 last_ok_ns;
+	int				 is_lost;
+	int				 lost_not_owner;
+	int				 is_killed;
+	int				 is_exited;	/* the command */
+	int				 is_over;	/* all of the job */
+	int				 is_guard_reaped;
+	int				 is_reaped;	/* the whole job */
+	int				 may_have_changed; /* ask */
+	int				 code;		/* the command's */
+	int64_t				 kill_at_ns;
+	char				 last_error[512];
+};
+
+/* supervise-reap.c */
+int	  supervise_reap(struct supervisor *);
+void	  supervise_tell(struct supervisor *, int, int);
+
+/* supervise-spawn.c */
+char	**supervise_environ(const struct lock *, size_t *);
+pid_t	  supervise_spawn(struct supervise_spawn *, int *);
+
+/* supervise-guard.c */
+pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *,
+	      struct supervise_msg *);
+int	  supervise_guard_send(int, int, int);
+int	  supervise_guard_recv(int, struct supervise_msg *);
+
+/* supervise-proc.c */
+int	  supervise_proc_descendants(pid_t);
+int	  supervise_proc_signal_descendants(pid_t, int, pid_t);
+int	  supervise_proc_signal_children(pid_t, int);
+
+#endif /* SUPERVISE_IMPL_H */

@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# Nothing of a job outlives its lock (the "Safety" issue): every process
+# the command starts, also those that leave its process group or session,
+# is run's to wait for, to signal and to kill.
+#
+#   SIGKILL of redlock-cli: a pipeline, a background job, a setsid()
+#	descendant and a double-forked one are all gone within 1.5 s
+#   SIGTERM to redlock-cli: the command's whole group gets it; the lock
+#	is held until the last of them has exited
+#   a process the command leaves behind: the lock stays held (status,
+#	a second run -n) until it exits; --release-on-exit: released when
+#	the command exits
+#   a lost lock: a stray in another session gets the signal, and SIGKILL
+#	at the lock's expiry if it ignores that
+#   the guardian itself killed: what is left of the job is killed
+#
+# The job's processes write their pids to $D/pids (one line each, before
+# they exec or wait); "gone" is proc_gone (a zombie counts: it has ended).
+
+load ../helpers
+load faults
+
+setup_file() {
+	redis_start tree
+}
+
+teardown_file() {
+	redis_stop tree
+}
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	BG_PIDS=()
+	redis_flush tree
+	write_stray
+}
+
+# Our runs first, then whatever they recorded, by pid.
+teardown() {
+	local pid
+	kill_bg_runs
+	for pid in $(cat "$D/pids" "$D/cmdpid" 2>/dev/null); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
+# $D/stray.sh [linger]: a process of the job.  Records its pid in
+# $D/pids; on SIGTERM appends "TERM <epoch ns>" to $D/got and exits 143,
+# or with "linger" stays until $D/go exists; without a signal it runs
+# until $D/go exists (exit 0), at most 30 s (exit 99).  Its stderr goes to
+# $D/stray.err: its sleep gets the group's signals too, and sh says so.
+write_stray() {
+	cat >"$D/stray.sh" <<EOF
+exec 2>>"$D/stray.err"
+echo \$\$ >>"$D/pids"
+linger=\${1-}
+trap 'echo "TERM \$(date +%s%N)" >>"$D/got"; [ -n "\$linger" ] || exit 143' TERM
+n=0
+while [ ! -e "$D/go" ]; do
+	[ \$n -ge 600 ] && exit 99
+	sleep 0.05
+	n=\$((n + 1))
+done
+exit 0
+EOF
+}
+
+# recorded N: at least N pids are in $D/pids.
+recorded() { [ "$(cat "$D/pids" 2>/dev/null | wc -l)" -ge "$1" ]; }
+
+# all_gone: every recorded pid has ended.
+all_gone() {
+	local pid
+	for pid in $(cat "$D/pids"); do
+		proc_gone "$pid" || return 1
+	done
+}
+
+# any_alive: some recorded pid still runs.
+any_alive() {
+	local pid
+	for pid in $(cat "$D/pids"); do
+		proc_alive "$pid" && return 0
+	done
+	return 1
+}
+
+# killed_within_1500ms N ARGS...: run ARGS in the background, wait for N
+# recorded pids, SIGKILL redlock-cli: all of them are gone within 1.5 s.
+killed_within_1500ms() {
+	local n=$1
+	shift
+	start_bg runner "$@"
+	wait_until recorded "$n" ||
+	    fail "only $(cat "$D/pids" 2>/dev/null | wc -l) of $n pids recorded: $(cat "$D/runner.err")"
+	kill -KILL "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 137
+	WAIT_TRIES=30 wait_until all_gone ||
+	    fail "still running 1.5 s after redlock-cli's SIGKILL: $(for p in $(cat "$D/pids"); do proc_alive "$p" && ps -o pid=,sid=,pgid=,args= -p "$p"; done)"
+}
+
+# A shell that records its pid and then execs CMD...: for -c strings.
+rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
+
+@test "SIGKILL of redlock-cli during -c 'sleep 30 | cat': both ends of the pipeline are gone within 1.5 s" {
+	slow_skip
+	killed_within_1500ms 2 run k -t 30s -c "$(rec sleep 30) | $(rec cat)"
+}
+
+@test "SIGKILL of redlock-cli during -c 'sleep 30 & wait': the background sleep is gone within 1.5 s" {
+	slow_skip
+	killed_within_1500ms 1 run k -t 30s -c "$(rec sleep 30) & wait"
+}
+
+@test "SIGKILL of redlock-cli: a descendant that called setsid, and one that double-forked into it, are gone within 1.5 s" {
+	slow_skip
+	# setsid(1) execs in place (a background job leads no group): a
+	# new session.  The second one's parent exits at once: it is
+	# re-parented, in a session of its own, while the command runs on.
+	killed_within_1500ms 2 run k -t 30s -c "
+	    setsid $(rec sleep 30) &
+	    (setsid $(rec sleep 30) &)
+	    sleep 30"
+}
+
+@test "SIGTERM to redlock-cli running -c 'sleep 30 & wait': the sleep gets it too, and run exits with the command's 143" {
+	start_bg runner run k -c "$(rec sleep 30) & wait"
+	wait_until recorded 1
+	kill -TERM "$BG_PID"
+	wait_bg "$BG_PID"
+	# Within wait_bg's 20 s, so not after sleep's 30 s: TERM ended it.
+	assert_equal "$BG_STATUS" 143
+	all_gone || fail "sleep is still running"
+	assert_equal "$(cat "$D/runner.err")" ""
+	refute_key tree k
+}
+
+@test "SIGTERM to redlock-cli: the lock is held until the last process of the group that got it has exited" {
+	start_bg runner run k -c "sh '$D/stray.sh' linger & wait"
+	wait_until recorded 1
+	kill -TERM "$BG_PID"
+	wait_until test -s "$D/got" || fail "the background process got no SIGTERM"
+	assert_equal "$(grep -c '^TERM ' "$D/got")" 1
+	# The command (sh) died of it; its background process lingers.
+	any_alive || fail "the background process is gone already"
+	run -0 redlock-cli status k
+	run -1 redlock-cli run k -n -- true
+	touch "$D/go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 143
+	refute_key tree k
+}
+
+@test "a process left behind by the command keeps the lock held until it exits; -v says so" {
+	start_bg runner -v run k -c "$(rec sleep 30) & exit 3"
+	wait_until recorded 1
+	wait_until grep -q 'holding lock' "$D/runner.err" ||
+	    fail "no line about holding the lock: $(cat "$D/runner.err")"
+	run -0 redlock-cli status k
+	run --separate-stderr redlock-cli run k -n -- true
+	assert_failure 1
+	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	key_present tree k
+	kill -TERM "$(cat "$D/pids")"
+	wait_bg "$BG_PID"
+	# The command's status, not the leftover's.
+	assert_equal "$BG_STATUS" 3
+	refute_key tree k
+	bg_stderr runner
+	assert_stderr_match "redlock-cli: acquired lock 'k' in [0-9.]+m?s, fence [0-9]+"
+	assert_stderr_match "redlock-cli: command exited 3; holding lock 'k' until its 1 remaining process exits"
+	assert_stderr_match "redlock-cli: released lock 'k'"
+	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 3
+}
+
+@test "--release-on-exit releases the lock when the command exits, leaving its background process running" {
+	start_bg runner -v run k --release-on-exit -c "$(rec sleep 30) & exit 0"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	refute_key tree k
+	recorded 1 || fail "the background process never started"
+	any_alive || fail "the background process did not outlive the command"
+	bg_stderr runner
+	assert_stderr_match "redlock-cli: command exited 0; releasing lock 'k' while 1 of its processes still runs \(--release-on-exit\)"
+	assert_stderr_match "redlock-cli: released lock 'k'"
+	kill -TERM "$(cat "$D/pids")"
+	wait_until all_gone
+}
+
+@test "a signal sent to redlock-cli after the command exited reaches what it left behind, even in another session" {
+	start_bg runner -v run k -c "setsid sh '$D/stray.sh' & exit 0"
+	wait_until recorded 1
+	wait_until grep -q 'holding lock' "$D/runner.err"
+	kill -TERM "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(grep -c '^TERM ' "$D/got")" 1
+	all_gone
+	refute_key tree k
+}
+
+@test "a lost lock signals a stray in another session too, and run exits 75 once it has gone" {
+	start_bg runner run k -t 1s -c "setsid sh '$D/stray.sh' & wait"
+	wait_until recorded 1
+	rcli tree SET k other >/dev/null
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	assert_equal "$(grep -c '^TERM ' "$D/got")" 1
+	all_gone
+	bg_stderr runner
+	assert_stderr_match "redlock-cli: lock 'k' lost: another owner holds it; last confirmed [0-9.]+m?s ago; sending SIGTERM to the command"
+	assert_equal "$(rcli tree GET k)" other
+}
+
+@test "a stray in another session that ignores the lost lock's SIGTERM is SIGKILLed when the lock expires" {
+	slow_skip
+	start_bg runner run k -t 1s -c "setsid sh '$D/stray.sh' linger & exit 0"
+	wait_until recorded 1
+	rcli tree SET k other >/dev/null
+	wait_until test -s "$D/got" || fail "the stray got no SIGTERM"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	all_gone || fail "the stray survived the lock's expiry"
+	[ ! -e "$D/go" ]
+	bg_stderr runner
+	assert_stderr_line "redlock-cli: lock 'k' expired: killing the command"
+}
+
+@test "the guardian killed: the command dies with it, what it left is killed, and run says so and exits 137" {
+	local guard
+	start_bg runner run k -c "echo \$\$ >'$D/cmdpid'; setsid sh '$D/stray.sh' & wait"
+	wait_until recorded 1
+	wait_until test -s "$D/cmdpid"
+	guard=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$(cat "$D/cmdpid")/stat")
+	[ "$guard" != "$BG_PID" ] || fail "the command's parent is redlock-cli itself"
+	kill -KILL "$guard"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 137
+	all_gone
+	proc_gone "$(cat "$D/cmdpid")"
+	refute_key tree k
+	bg_stderr runner
+	assert_stderr_line "redlock-cli: the command's guardian (pid $guard) was killed by SIGKILL: killing what is left of the job"
+}
