@@ -95,6 +95,16 @@ conn_lookup_child(int fd, const char *host, const char *port)
 
 	/* If we die, the lookup has no one to tell. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * Hold nothing of ours but the pipe: the guardian of run learns of
+	 * our death from the end of its socket, which a copy here would
+	 * keep open.  (close_range may be missing: then the parent-death
+	 * signal above still ends us at once.)
+	 */
+	if (fd != 3 && dup2(fd, 3) == 3)
+		fd = 3;
+	if (fd == 3)
+		(void)close_range(4, ~0U, 0);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;

@@ -103,7 +103,7 @@ supervise_init(struct supervisor *s, struct lock *l,
 	s->guard_fd = -1;
 	s->may_have_changed = 1;
 	/* Lose the lock a quarter TTL before it ends: time to stop. */
-	s->margin_ns = ttl_ns / 4;
+	s->margin_ns = lock_margin_ns(s->lock->ttl_ms);
 	s->renew_ns = o->renew_ms > 0 ? clock_ms_to_ns(o->renew_ms) :
 	    ttl_ns / 3;
 	if (s->renew_ns > ttl_ns / 2)
