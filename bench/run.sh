@@ -332,6 +332,41 @@ cmdstat() {	# cmdstat NAME: calls of one command so far
 	redis-cli -s "$SOCK" INFO commandstats |
 	    awk -F'[:,=]' -v n="cmdstat_$1" '$1 == n { c = $3 } END { print c + 0 }'
 }
+# kid_of PID: REPLY = the first process whose parent is PID, or empty (by
+# /proc/*/stat: /proc/PID/task/*/children is not on every kernel).
+kid_of() {
+	local f s ppid
+	REPLY=""
+	for f in /proc/[0-9]*/stat; do
+		read -r s 2>/dev/null <"$f" || continue
+		s=${s##*) }
+		read -r _ ppid _ <<<"$s"
+		if [[ $ppid == "$1" ]]; then
+			REPLY=${f#/proc/}
+			REPLY=${REPLY%/stat}
+			return 0
+		fi
+	done
+}
+# tool_chain PID: CHAIN = PID and its first descendants down to a leaf, the
+# command: for redlock-cli run, redlock-cli, its guardian, the command.
+tool_chain() {
+	CHAIN=("$1")
+	while kid_of "${CHAIN[-1]}" && [[ -n $REPLY ]]; do
+		CHAIN+=("$REPLY")
+	done
+}
+# tool_sample: cpu_ns = the CPU of every process of CHAIN but the command
+# (the tool and its helpers), hwm = the tool's own VmHWM.
+tool_sample() {
+	local sum=0 top_hwm="" i
+	for ((i = 0; i < ${#CHAIN[@]} - 1; i++)); do
+		idle_sample "${CHAIN[i]}" || return 1
+		sum=$((sum + cpu_ns))
+		[[ -n $top_hwm ]] || top_hwm=$hwm
+	done
+	cpu_ns=$sum hwm=$top_hwm
+}
 idle_sample() {	# idle_sample PID: sets cpu_ns and hwm
 	local f ns sum=0 line
 	for f in /proc/"$1"/task/*/schedstat; do
@@ -365,9 +400,15 @@ case_idle() {
 	spid=$!
 	"$RL" run bench:idle -n -t "${TTL}s" -- sleep "$HOLD" &
 	pid=$!
-	for ((i = 0; i < 200 && ${#child} == 0; i++)); do
-		read -r child _ 2>/dev/null <"/proc/$pid/task/$pid/children" || true
-		[[ -n $child ]] || sleep 0.01
+	for ((i = 0; i < 200; i++)); do
+		tool_chain "$pid"
+		# The command runs once its process is sleep, not us.
+		if ((${#CHAIN[@]} > 1)) &&
+		    [[ $(<"/proc/${CHAIN[-1]}/comm") == sleep ]] 2>/dev/null; then
+			child=${CHAIN[-1]}
+			break
+		fi
+		sleep 0.01
 	done
 	[[ -n $child ]] || die "idle: the command did not start"
 	# Sample while the child lives (a zombie is dead).
@@ -380,7 +421,7 @@ case_idle() {
 		if idle_sample "$spid"; then
 			scpu=$cpu_ns
 		fi
-		idle_sample "$pid" || break
+		tool_sample || break
 		[[ -n $first ]] || first=$cpu_ns
 		sleep 0.1
 	done
@@ -807,7 +848,10 @@ etcd_msgs() {
 case_D() {
 	local -a tools=(bare flock rlc) s DCMD
 	local t i k p c mon alive st e0=0 e1=0 k0=0 k1=0 msg hwm cpu_ns
-	local -A pid=() child=() first=() cpu=() rss=() fin=() xrc=()
+	local -A pid=() child=() chain=() first=() cpu=() rss=() fin=() xrc=()
+	local leaf
+	leaf=$(basename "$HELPER")
+	leaf=${leaf:0:15}
 	if has etcd; then tools+=(etcd); fi
 	if has node; then tools+=(node nodeu); fi
 	# Load the scripts first (steady state: a fresh server adds a NOSCRIPT
@@ -841,11 +885,14 @@ case_D() {
 		for t in "${tools[@]}"; do
 			[[ -z ${fin[$t]:-} ]] || continue
 			alive=1
-			if [[ -z ${child[$t]:-} ]]; then
-				c=$(cat /proc/"${pid[$t]}"/task/*/children 2>/dev/null || true)
-				c=${c%% *}
-				[[ -z $c ]] || child[$t]=$c
-				[[ -n $c ]] || continue
+			if [[ -z ${chain[$t]:-} ]]; then
+				# The tool's processes down to the command.
+				tool_chain "${pid[$t]}"
+				c=${CHAIN[-1]}
+				[[ $(<"/proc/$c/comm") == "$leaf" ]] 2>/dev/null ||
+				    continue
+				child[$t]=$c
+				chain[$t]="${CHAIN[*]}"
 			fi
 			st=""
 			read -r st 2>/dev/null <"/proc/${child[$t]}/stat" || true
@@ -855,7 +902,12 @@ case_D() {
 				continue
 			fi
 			cpu_ns="" hwm=""
-			idle_sample "${pid[$t]}" || { fin[$t]=1; continue; }
+			if [[ $t == bare ]]; then
+				idle_sample "${pid[$t]}" || { fin[$t]=1; continue; }
+			else
+				read -r -a CHAIN <<<"${chain[$t]}"
+				tool_sample || { fin[$t]=1; continue; }
+			fi
 			cpu[$t]=$cpu_ns rss[$t]=$hwm
 			[[ -n ${first[$t]:-} ]] || first[$t]=$cpu_ns
 		done
