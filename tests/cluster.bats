@@ -352,6 +352,7 @@ keys_in_slot_on() {
 }
 
 @test "status through any node shows the holder, and free (exit 1) after release" {
+	need jq
 	for k in a b c; do
 		token=$(redlock-cli -u "$(url_of "$(owner_of "$k")")" acquire "$k" -t 60s)
 		for n in $NODES; do

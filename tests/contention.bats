@@ -397,6 +397,7 @@ EOF
 }
 
 @test "status --limit 3 lists every holder, as text and as JSON" {
+	need jq
 	local a b
 	run --separate-stderr redlock-cli acquire k --limit 3 -t 30s
 	assert_success
@@ -426,6 +427,7 @@ EOF
 }
 
 @test "status --limit 3 of a free semaphore prints free and exits 1" {
+	need jq
 	run --separate-stderr redlock-cli status k --limit 3
 	assert_failure 1
 	assert_output free

@@ -62,14 +62,14 @@ synopsis_options() {
 }
 
 @test "the man page is mandoc -Tlint clean" {
-	command -v mandoc >/dev/null || skip "mandoc is not installed"
+	need mandoc
 	run mandoc -Tlint -W warning "$MAN_FILE"
 	assert_success
 	assert_output ''
 }
 
 @test "the man page is groff -ww clean" {
-	command -v groff >/dev/null || skip "groff is not installed"
+	need groff
 	run groff -mandoc -ww -z "$MAN_FILE"
 	assert_success
 	assert_output ''
@@ -145,7 +145,7 @@ synopsis_options() {
 }
 
 @test "the man page renders with man -l" {
-	command -v man >/dev/null || skip "man is not installed"
+	need man
 	run env MANWIDTH=80 man -l "$MAN_FILE"
 	assert_success
 	assert_output --partial 'SYNOPSIS'

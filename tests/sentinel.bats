@@ -212,6 +212,7 @@ dead_port() { free_port; }
 }
 
 @test "status through the sentinel URL shows the holder, then free (exit 1) after release" {
+	need jq
 	token=$(redlock-cli -u "$SURL" acquire k -t 10s)
 	run --separate-stderr redlock-cli -u "$SURL" status k
 	assert_success

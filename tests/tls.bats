@@ -58,6 +58,7 @@ make_certs() {
 }
 
 setup_file() {
+	need redis-server redis-cli ss openssl
 	export CERTS="$BATS_FILE_TMPDIR/certs"
 	make_certs "$CERTS"
 	tls_server main
