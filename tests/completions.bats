@@ -4,11 +4,9 @@
 # zsh and fish files parse, and the man page and the bash file list the same
 # options.  Needs no Redis and no built binary.
 
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# helpers: the assertion libraries and need; no server is started here.
+load helpers
 
-ROOT="$BATS_TEST_DIRNAME/.."
 BASH_FILE="$ROOT/completions/redlock-cli.bash"
 ZSH_FILE="$ROOT/completions/_redlock-cli"
 FISH_FILE="$ROOT/completions/redlock-cli.fish"

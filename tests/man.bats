@@ -3,11 +3,9 @@
 # The man page: lint clean under mandoc and groff, and in step with the bash
 # completion, which mirrors the command table.
 
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# helpers: the assertion libraries and need; no server is started here.
+load helpers
 
-ROOT="$BATS_TEST_DIRNAME/.."
 MAN_FILE="$ROOT/man/redlock-cli.1"
 BASH_FILE="$ROOT/completions/redlock-cli.bash"
 
