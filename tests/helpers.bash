@@ -50,12 +50,13 @@ have() {
 # included, runs that server in its own mode.
 if [ -n "${REDLOCK_TEST_SERVER_BIN:-}" ]; then
 	_sb="$BATS_RUN_TMPDIR/server-bin"
-	if [ ! -L "$_sb/redis-cli" ]; then
+	if [ ! -d "$_sb" ]; then
 		mkdir -p "$_sb"
-		ln -sf "$REDLOCK_TEST_SERVER_BIN" "$_sb/redis-server"
-		ln -sf "${REDLOCK_TEST_SENTINEL_BIN:-$REDLOCK_TEST_SERVER_BIN}" \
+		# Absolute, so that a relative path given by hand still works.
+		ln -s "$(realpath "$REDLOCK_TEST_SERVER_BIN")" "$_sb/redis-server"
+		ln -s "$(realpath "${REDLOCK_TEST_SENTINEL_BIN:-$REDLOCK_TEST_SERVER_BIN}")" \
 		    "$_sb/redis-sentinel"
-		ln -sf "${REDLOCK_TEST_CLI_BIN:-$(dirname "$REDLOCK_TEST_SERVER_BIN")/redis-cli}" \
+		ln -s "$(realpath "${REDLOCK_TEST_CLI_BIN:-$(dirname "$REDLOCK_TEST_SERVER_BIN")/redis-cli}")" \
 		    "$_sb/redis-cli"
 	fi
 	PATH="$_sb:$PATH"
