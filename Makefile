@@ -120,6 +120,7 @@ demo-deps:
 UNIT	= tests/unit/test-units
 UNIT_BIN = $(call bp,$(UNIT))
 $(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS))
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 ifneq ($(UNIT_BIN),$(UNIT))
 $(UNIT): $(UNIT_BIN)

@@ -24,6 +24,7 @@ mk() {
 	local d="$BATS_TEST_TMPDIR/hiredis"
 	mkdir -p "$d/lib/pkgconfig" "$d/include/hiredis"
 	: >"$d/lib/libhiredis.a"
+	# shellcheck disable=SC2016 # pkg-config's own ${...}
 	printf '%s\n' "prefix=$d" 'libdir=${prefix}/lib' \
 	    'includedir=${prefix}/include' 'Name: hiredis' 'Description: t' \
 	    'Version: 1.2.0' 'Libs: -L${libdir} -lhiredis' \
@@ -52,6 +53,7 @@ mk() {
 
 @test "make clean runs no compiler and no pkg-config" {
 	local log="$BATS_TEST_TMPDIR/probes" probe="$BATS_TEST_TMPDIR/probe"
+	# shellcheck disable=SC2016 # for the probe to expand
 	printf '#!/bin/sh\necho "$0 $*" >>%q\nexit 1\n' "$log" >"$probe"
 	chmod +x "$probe"
 	: >"$log"

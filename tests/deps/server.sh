@@ -14,7 +14,8 @@ log=$root/build/deps/$pkg.log
 
 src=$("$root/tests/deps/debsrc.sh" "$pkg")
 # Upstream's build asks git for its commit: not ours, that tree is not one.
-export GIT_CEILING_DIRECTORIES=$(dirname "$src")
+GIT_CEILING_DIRECTORIES=$(dirname "$src")
+export GIT_CEILING_DIRECTORIES
 # Cached: the prefix records the source tree it was built from.
 if [ -x "$prefix/bin/$engine-server" ] &&
     [ "$(cat "$prefix/.source" 2>/dev/null)" = "$src" ]; then
