@@ -132,17 +132,26 @@ acquire_case() {
 	    status k
 }
 
-@test "not RESP, negative lengths, nesting too deep: exit 76 protocol error at once" {
-	local pe="$S: protocol error:"
+@test "not RESP, negative lengths, RESP3, nesting too deep: exit 76 at once" {
+	local pe="$S: protocol error:" resp3 deep
 	acquire_case not-resp 76 "$pe Protocol error, got \"h\" as reply type byte" \
 	    -r $'hello\r\n'
-	acquire_case resp3-boolean 76 "$pe Protocol error, got \"#\" as reply type byte" \
-	    -r $'#t\r\n'
+	# hiredis 0.14 knows no RESP3 type and no array nested deeper than 7;
+	# 1.x reads both, and neither is the reply acquire expects (--version
+	# says which hiredis is inside).
+	if redlock-cli --version | grep -q '(hiredis 0\.'; then
+		resp3="$pe Protocol error, got \"#\" as reply type byte"
+		deep="$pe No support for nested multi bulk replies with depth > 7"
+	else
+		resp3="$S: unexpected reply to acquire: expected array of 2 integers, got other"
+		deep="$S: unexpected reply to acquire: expected array of 2 integers, got array"
+	fi
+	acquire_case resp3-boolean 76 "$resp3" -r $'#t\r\n'
 	acquire_case negative-bulk 76 "$pe Bulk string length out of range" \
 	    -r $'$-5\r\n'
 	acquire_case negative-multibulk 76 "$pe Multi-bulk length out of range" \
 	    -r $'*-5\r\n'
-	acquire_case too-deep 76 "$pe No support for nested multi bulk replies with depth > 7" \
+	acquire_case too-deep 76 "$deep" \
 	    -r $'*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n'
 }
 
