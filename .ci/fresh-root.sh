@@ -46,12 +46,24 @@ mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
 mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# What an installed system has and debootstrap does not write: without it
+# "localhost" is looked up in the DNS.
+[ -e "$root/etc/hosts" ] ||
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+    >"$root/etc/hosts"
+# The host's extra CA certificates (a TLS proxy's, say) go along, so that
+# npm in the root trusts the registry as npm on the host does.
+extra_ca=()
+if [ -r "${NODE_EXTRA_CA_CERTS:-}" ]; then
+	cp "$NODE_EXTRA_CA_CERTS" "$root/etc/host-extra-ca.crt"
+	extra_ca=(NODE_EXTRA_CA_CERTS=/etc/host-extra-ca.crt)
+fi
 
 git clone -q --no-local "$top" "$root/src/redlock-cli"
 git -C "$root/src/redlock-cli" checkout -q "$commit"
 
-# The README's two commands, as a new user would type them, with no
-# environment of ours.
-chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true \
+# The README's two commands, as a new user would type them, with none of
+# our environment.
+chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true "${extra_ca[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     sh -c 'cd /src/redlock-cli && make demo && make test' </dev/null
