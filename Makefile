@@ -134,8 +134,12 @@ BATS	= bats
 SUITE	= tests/ tests/faults/
 TEST_BUILD = $(if $(filter-out .,$(B)),REDLOCK_TEST_BUILD=$(abspath $(B)))
 
+ifeq ($(filter-out 0,$(HIREDIS)),)
 test: deps $(BIN) $(UNIT_BIN)
 	$(TEST_BUILD) REDLOCK_TEST_MISSING=fail $(BATS) $(SUITE)
+else
+test: test-hiredis
+endif
 
 # make check: the suite as a build sandbox runs it (dh_auto_test): installs
 # nothing, needs no network; each test whose tool is missing skips with
@@ -179,6 +183,8 @@ valgrind: $(BIN) $(UNIT_BIN)
 # build/deps/hiredis), linked statically, then shared (found through an
 # rpath), each built in build/hiredis-LINK.  HIREDIS_LINKS=static runs one.
 HIREDIS_LINKS = static shared
+# Not $(MAKE) itself, which would run the whole loop, bats too, under -n.
+SUBMAKE	= $(MAKE)
 test-hiredis: deps
 	@prefix=$$(sh tests/deps/hiredis.sh) || exit 1; \
 	pc=$$(dirname "$$(find "$$prefix" -name hiredis.pc | head -n 1)"); \
@@ -188,16 +194,13 @@ test-hiredis: deps
 	    if [ $$link = shared ]; then static=0; \
 	        ldflags="$$ldflags -Wl,-rpath,$$(PKG_CONFIG_PATH=$$pc $(PKG_CONFIG) --variable=libdir hiredis)"; fi; \
 	    echo "== hiredis $$ver, $$link: $$b"; \
-	    PKG_CONFIG_PATH=$$pc $(MAKE) --no-print-directory BUILDDIR=$$b \
+	    PKG_CONFIG_PATH=$$pc $(SUBMAKE) --no-print-directory BUILDDIR=$$b \
 	        STATIC=$$static LDFLAGS="$$ldflags" \
 	        $$b/$(PROG) $$b/$(UNIT) || exit 1; \
 	    REDLOCK_TEST_BUILD=$(abspath .)/$$b REDLOCK_TEST_HIREDIS=$$ver \
 	    REDLOCK_TEST_LINK=$$link REDLOCK_TEST_MISSING=fail \
 	        $(BATS) $(SUITE) || exit 1; \
 	done
-ifneq ($(filter-out 0,$(HIREDIS)),)
-test: test-hiredis
-endif
 
 # make test-servers: the suite against Valkey 8.1 and Redis 8.0, each
 # built from Debian 13's source package (tests/deps/valkey.sh,
