@@ -7,6 +7,9 @@
 
 load helpers
 
+# The defaults are what is checked, not a package build's flags.
+unset CFLAGS CPPFLAGS LDFLAGS CC CC_FOR_BUILD PKG_CONFIG PKG_CONFIG_PATH
+
 # mk ARGS...: make -n in the tree, forced to rebuild, output in $output.
 mk() {
 	run -0 make -C "$ROOT" --no-print-directory -n -B "$@"
@@ -67,7 +70,7 @@ mk() {
 }
 
 @test "make sanitize builds in build/sanitize and cleans nothing of the developer's" {
-	run -0 make -C "$ROOT" --no-print-directory -n sanitize
+	run -0 make -C "$ROOT" --no-print-directory -n -B sanitize
 	assert_line --regexp '^cc .*-fsanitize=address,undefined .*-o build/sanitize/src/main\.o'
 	assert_line --regexp 'REDLOCK_TEST_BUILD=.*/build/sanitize bats '
 	refute_line --regexp '^rm '

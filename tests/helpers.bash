@@ -89,6 +89,10 @@ if [ -z "${REDLOCK_HELPERS_LOADED:-}" ]; then
 	unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX \
 	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_USER \
 	    REDLOCK_SENTINEL_PASSWORD
+	# A make the tests run is a make of its own, not one more level of
+	# the make that runs them (make check in a package build passes
+	# PREFIX, ZSHCOMPDIR, CC ... down through MAKEFLAGS).
+	unset MAKEFLAGS MFLAGS MAKELEVEL
 	export REDLOCK_HELPERS_LOADED=1
 fi
 
