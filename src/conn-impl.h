@@ -1,8 +1,8 @@
 /*
  * The connection layer's own header: struct conn and the functions its
- * files (conn.c, conn-connect.c, conn-io.c, conn-reply.c) share.  Nothing
- * outside the connection layer includes it; the rest of the program sees
- * struct conn as opaque, through redlock.h.
+ * files (conn.c, conn-connect.c, conn-io.c, conn-reply.c, conn-bounds.c)
+ * share.  Nothing outside the connection layer includes it; the rest of
+ * the program sees struct conn as opaque, through redlock.h.
  */
 
 #ifndef CONN_IMPL_H
@@ -17,16 +17,27 @@
 
 #include "redlock.h"
 
-/* Our replies are tiny; a server sending more than this is broken. */
-#define CONN_MAX_REPLY_BYTES	(8 * 1024 * 1024)
-/* No reply of ours has more elements (status of a 1e6-slot semaphore). */
-#define CONN_MAX_ELEMENTS	(2 * 1000 * 1000 + 16)
-
-enum conn_scan {
-	SCAN_TYPE,	/* the next byte starts a value */
-	SCAN_LINE,	/* in a header or simple line, up to \n */
-	SCAN_BULK	/* in a bulk string's bytes */
-};
+/*
+ * What one command's replies may make us hold (contract, Safety: "a few
+ * MB"), whatever the server sends.  hiredis buffers a value's bytes until
+ * the value is complete, so the bytes read bound its buffer; the objects
+ * it builds from them are charged, as it creates them, against the second
+ * bound (conn-bounds.c), so a header that asks for more is refused before
+ * hiredis allocates for it.  About 7 MB in all, at worst.  Our largest
+ * legitimate reply is status of a semaphore: per holder about 400 bytes
+ * read and 1.5 KB parsed, so about 2500 holders fit (1400 with command
+ * lines of 1 KB, the most that is kept): see SEMAPHORES and EXIT STATUS in
+ * redlock-cli(1).  The 8 MB read and 2 million elements allowed before
+ * were no bound at all: 2 million elements are 150 MB once parsed.
+ */
+#define CONN_MAX_REPLY_BYTES	(2 * 1024 * 1024)
+#define CONN_MAX_REPLY_ALLOC	(4 * 1024 * 1024)
+/*
+ * Aggregates nested deeper are refused.  hiredis 0.14 stops there itself;
+ * 1.x grows its stack of tasks for every level, outside what we charge,
+ * and frees a reply by recursion.
+ */
+#define CONN_MAX_DEPTH		8
 
 enum conn_setup {
 	SETUP_AUTH,
@@ -70,12 +81,13 @@ struct conn {
 	int64_t			 deadline_ns;
 	int64_t			 cap_ns;
 	int64_t			 block_ns;	/* server may hold the reply */
-	size_t			 in_bytes;
-	enum conn_scan		 scan;		/* see conn_scan() */
-	char			 scan_type;
-	char			 scan_num[24];
-	size_t			 scan_len;
-	long long		 scan_left;
+	size_t			 in_bytes;	/* read for this command */
+	size_t			 parsed_bytes;	/* its replies' cost so far */
+	char			 refused[96];	/* why a reply was refused */
+	/* the reader's object functions: hiredis's own, and ours that check
+	 * each value first (conn_reader_new()) */
+	redisReplyObjectFunctions fn_hiredis;
+	redisReplyObjectFunctions fn_checked;
 	int64_t			 started_ns;	/* this command's start */
 	int			 result;
 	redisReply		*reply;
@@ -94,6 +106,10 @@ void	 conn_on_connecting(struct conn *);
 void	 conn_begin(struct conn *, int, const char **, const size_t *,
 	     int64_t);
 void	 conn_on_writable(struct conn *);
+
+/* conn-bounds.c */
+void	 conn_reader_new(struct conn *);
+int	 conn_check_pending(struct conn *);
 
 /* conn-reply.c */
 void	 conn_feed(struct conn *, const char *, size_t);

@@ -79,6 +79,8 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 	c->setup_replies = 0;
 	c->is_done = 0;
 	c->in_bytes = 0;
+	c->parsed_bytes = 0;
+	c->refused[0] = '\0';
 	c->started_ns = now;
 	c->result = CONN_OK;
 	c->err[0] = '\0';
@@ -153,9 +155,7 @@ conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
 			conn_append(c, 1, av, al);
 			c->setup[c->nsetup++] = SETUP_ROLE;
 		}
-		c->scan = SCAN_TYPE;
-		if ((c->reader = redisReaderCreate()) == NULL)
-			fatalx(EXIT_UNAVAILABLE, "out of memory");
+		conn_reader_new(c);
 	} else {
 		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 		    c->block_ns;

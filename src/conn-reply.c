@@ -2,7 +2,8 @@
  * Server bytes to replies, and replies to results: the one place that
  * interprets what a server sent, and classifies every error reply
  * (NOAUTH and friends, NOSCRIPT, LOADING and friends, MOVED/ASK, the
- * rest).  tests/fuzz drives conn_feed() directly.
+ * rest).  tests/fuzz drives conn_feed() directly.  What a reply may
+ * cost is checked as hiredis builds it: conn-bounds.c.
  */
 
 #include <stdio.h>
@@ -11,71 +12,8 @@
 
 #include "conn-impl.h"
 
-static int	 conn_scan(struct conn *, const char *, size_t);
 static int	 conn_classify_error(const char *, size_t);
 static void	 conn_on_reply(struct conn *, redisReply *);
-
-/*
- * Check the headers in the bytes before hiredis sees them.  hiredis 0.14
- * allocates an array's element slots as soon as it reads its header, so
- * "*2147483647\r\n" alone would ask for 16 GiB; and a bulk string longer
- * than any reply of ours is refused before it is buffered.  Every RESP
- * value starts with its type byte, so a flat walk over the stream finds
- * every header without keeping a stack.  Returns -1 for a reply too large.
- */
-static int
-conn_scan(struct conn *c, const char *buf, size_t n)
-{
-	long long	v;
-	size_t		i, skip;
-	char		ch, *end;
-
-	for (i = 0; i < n; i++) {
-		ch = buf[i];
-		switch (c->scan) {
-		case SCAN_TYPE:
-			c->scan_type = ch;
-			c->scan_len = 0;
-			c->scan = SCAN_LINE;
-			break;
-		case SCAN_LINE:
-			if (ch != '\n') {
-				/* Only counts and lengths are kept. */
-				if (strchr("*$%~>", c->scan_type) == NULL ||
-				    ch == '\r')
-					break;
-				if (c->scan_len + 1 >= sizeof(c->scan_num))
-					return (-1);
-				c->scan_num[c->scan_len++] = ch;
-				break;
-			}
-			c->scan = SCAN_TYPE;
-			if (strchr("*$%~>", c->scan_type) == NULL)
-				break;
-			c->scan_num[c->scan_len] = '\0';
-			v = strtoll(c->scan_num, &end, 10);
-			if (c->scan_type == '$' && v > CONN_MAX_REPLY_BYTES)
-				return (-1);
-			if (c->scan_type != '$' && v > CONN_MAX_ELEMENTS)
-				return (-1);
-			if (c->scan_type == '$' && v >= 0) {
-				c->scan_left = v + 2;	/* and \r\n */
-				c->scan = SCAN_BULK;
-			}
-			break;
-		case SCAN_BULK:
-			skip = n - i;
-			if ((long long)skip > c->scan_left)
-				skip = (size_t)c->scan_left;
-			c->scan_left -= (long long)skip;
-			i += skip - 1;
-			if (c->scan_left == 0)
-				c->scan = SCAN_TYPE;
-			break;
-		}
-	}
-	return (0);
-}
 
 /*
  * Bytes from the server: parse every complete reply in them.  The only
@@ -87,9 +25,10 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 	void *r;
 
 	c->in_bytes += n;
-	if (c->in_bytes > CONN_MAX_REPLY_BYTES || conn_scan(c, buf, n) == -1) {
+	if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
 		conn_fail(c, CONN_PROTOCOL, "%s: protocol error: reply too "
-		    "large", c->url->display);
+		    "large (more than %d MiB)", c->url->display,
+		    CONN_MAX_REPLY_BYTES / (1024 * 1024));
 		return;
 	}
 	if (redisReaderFeed(c->reader, buf, n) != REDIS_OK)
@@ -99,14 +38,26 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 		if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
 			char text[128];
 
-			log_sanitize(text, sizeof(text), c->reader->errstr,
-			    strlen(c->reader->errstr));
+			/* Ours, or hiredis's own (sanitized: it may quote
+			 * the byte that came). */
+			if (c->refused[0] != '\0')
+				(void)snprintf(text, sizeof(text), "%s",
+				    c->refused);
+			else
+				log_sanitize(text, sizeof(text),
+				    c->reader->errstr,
+				    strlen(c->reader->errstr));
 			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s",
 			    c->url->display, text);
 			return;
 		}
-		if (r == NULL)
+		if (r == NULL) {
+			if (conn_check_pending(c) == -1)
+				conn_fail(c, CONN_PROTOCOL,
+				    "%s: protocol error: %s", c->url->display,
+				    c->refused);
 			return;
+		}
 		conn_on_reply(c, r);
 		if (c->is_done) {
 			/*

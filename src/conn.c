@@ -16,8 +16,9 @@
  * reconnects: a stream in an unknown state is never reused.
  *
  * This file: a conn's life and its accessors.  Opening: conn-connect.c;
- * commands and the poll loop: conn-io.c; replies: conn-reply.c; TLS under
- * all of them: tls.c.
+ * commands and the poll loop: conn-io.c; replies: conn-reply.c, and the
+ * bounds on what they may cost: conn-bounds.c; TLS under all of them:
+ * tls.c.
  */
 
 #include <stdarg.h>

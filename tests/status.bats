@@ -184,3 +184,34 @@ setup() {
 	((after <= before))
 	[ "$(rcli main DBSIZE)" = 3 ]
 }
+
+# sem_fill N: N holders of the semaphore k, as acquire --limit leaves them
+# (a slot in k, five fields each in {k}:meta), all at once.
+sem_fill() {
+	rcli main EVAL "
+	    for i = 1, tonumber(ARGV[1]) do
+	      local t = string.format('%032x', i)
+	      redis.call('ZADD', KEYS[1], 99999999999999, t)
+	      redis.call('HSET', KEYS[2], t .. ':host', 'host-' .. i,
+	        t .. ':pid', 1000 + i, t .. ':command', 'manual',
+	        t .. ':since', 1796000000000, t .. ':fence', i)
+	    end
+	    return 1" 2 k '{k}:meta' "$1" >/dev/null
+}
+
+@test "status --limit lists 2000 holders; a semaphore whose status reply would pass the reply bounds exits 76 'reply too large'" {
+	sem_fill 2000
+	run --separate-stderr redlock-cli status k --limit 1000000
+	assert_success
+	[ -z "$stderr" ]
+	assert_line "holders: 2000"
+	assert_equal "$(grep -c '^token: ' <<<"$output")" 2000
+	redis_flush
+	# About 6 MB read, 28 MB once parsed: several times the bounds.
+	sem_fill 20000
+	run --separate-stderr redlock-cli status k --limit 1000000
+	assert_failure 76
+	assert_output ""
+	[[ $stderr =~ ^redlock-cli:\ unix://.*:\ protocol\ error:\ reply\ too\ large\ \(more\ than\ [24]\ MiB( once parsed)?\)$ ]] ||
+	    fail "stderr: $stderr"
+}

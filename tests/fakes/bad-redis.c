@@ -15,6 +15,8 @@
  *
  * Options (the bytes of a reply are taken verbatim: use bash's $'...'):
  *	-r REPLY	answer every request with REPLY (default "+OK\r\n")
+ *	-R FILE		... with the bytes of FILE (a reply too long for an
+ *			argument; no NUL bytes)
  *	-f N		... except the first N requests of each connection,
  *	-F REPLY	    which get this one (default "*2\r\n:1\r\n:1\r\n",
  *			    an acquire that won, fence 1)
@@ -151,6 +153,31 @@ buf_consume(struct buf *b, size_t n)
 {
 	memmove(b->data, b->data + n, b->len - n);
 	b->len -= n;
+}
+
+/* The bytes of the file path, NUL-terminated; *len gets how many (-R). */
+static char *
+read_reply(const char *path, size_t *len)
+{
+	struct buf	 b;
+	char		 chunk[READ_SIZE];
+	size_t		 n;
+	FILE		*f;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		die("%s: %s", path, strerror(errno));
+	memset(&b, 0, sizeof(b));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	if (ferror(f))
+		die("%s: read error", path);
+	if (fclose(f) == EOF)
+		die("%s: %s", path, strerror(errno));
+	*len = b.len;
+	buf_append(&b, "", 1);
+	if (strlen(b.data) != *len)
+		die("%s: a NUL byte in the reply", path);
+	return (b.data);
 }
 
 /*
@@ -374,7 +401,7 @@ client_free(struct client *c)
 static void
 usage(void)
 {
-	if (fputs("usage: bad-redis [-H] [-r REPLY] [-f N] [-F REPLY] "
+	if (fputs("usage: bad-redis [-H] [-r REPLY | -R FILE] [-f N] [-F REPLY] "
 	    "[-n N] [-a next|close|stall] [-x N] [-d MS] SOCKET PIDFILE LOG\n",
 	    stderr) == EOF) {
 		/* nothing to do */
@@ -396,7 +423,7 @@ main(int argc, char **argv)
 	char			*tmp;
 	FILE			*f;
 
-	while ((ch = getopt(argc, argv, "Hr:f:F:n:a:x:d:")) != -1) {
+	while ((ch = getopt(argc, argv, "Hr:R:f:F:n:a:x:d:")) != -1) {
 		switch (ch) {
 		case 'H':
 			hang_up = 1;
@@ -404,6 +431,9 @@ main(int argc, char **argv)
 		case 'r':
 			reply = optarg;
 			reply_len = strlen(optarg);
+			break;
+		case 'R':
+			reply = read_reply(optarg, &reply_len);
 			break;
 		case 'f':
 			first_n = parse_num(optarg, 1000000, "count");

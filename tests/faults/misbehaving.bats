@@ -62,6 +62,41 @@ bad_stop() {
 # requests CMD: how many CMD requests the fake got.
 requests() { grep -cx "$1" "$D/bad.log" || true; }
 
+# limited CMD...: CMD with at most VM_LIMIT_KB of address space when that
+# is set, so that an allocation the reply bounds missed fails (hiredis then
+# reports "Out of memory") rather than passing unseen on a machine with
+# memory to spare.  ASan reserves terabytes of address space for its shadow
+# and valgrind its own, so an ASan build (make sanitize) gets ASan's cap on
+# a single allocation instead, and valgrind (make valgrind) no cap.
+limited() {
+	if [ -z "${VM_LIMIT_KB:-}" ] || is_slow; then
+		"$@"
+	elif ldd "$ROOT/redlock-cli" 2>/dev/null | grep -q libasan; then
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=$((VM_LIMIT_KB / 1024))" \
+		    "$@"
+	else
+		ulimit -v "$VM_LIMIT_KB" && "$@"
+	fi
+}
+
+# hiredis_is_1x: is redlock-cli built against hiredis 1.x (RESP3 types)
+# rather than 0.14?  Asked of the binary itself, which is linked
+# statically and may be built against another hiredis than pkg-config's:
+# 0.14 has no "_" (null) type.
+hiredis_is_1x() {
+	if [ -z "${HIREDIS_1X:-}" ]; then
+		bad_start -r $'_\r\n'
+		run --separate-stderr redlock-cli -u "unix://$SOCK" \
+		    --io-timeout "${IO_MS}ms" acquire k -n
+		case $stderr in
+		*'got nil') HIREDIS_1X=1 ;;
+		*'got "_" as reply type byte') HIREDIS_1X=0 ;;
+		*) fail "hiredis_is_1x: cannot tell from: $stderr" ;;
+		esac
+	fi
+	[ "$HIREDIS_1X" = 1 ]
+}
+
 # expect CODE ERE [redlock-cli args...]: run redlock-cli against the fake
 # and check the exit status, that stdout is empty, that stderr is exactly
 # one line "redlock-cli: " + ERE, and the time bound.  CASE names the case
@@ -70,11 +105,13 @@ expect() {
 	local code=$1 re=$2 t0 lines
 	shift 2
 	t0=$(now_ms)
-	run --separate-stderr redlock-cli -u "unix://$SOCK" \
+	run --separate-stderr limited redlock-cli -u "unix://$SOCK" \
 	    --io-timeout "${IO_MS}ms" "$@"
 	ELAPSED=$(($(now_ms) - t0))
 	[ "$status" -lt 128 ] ||
 	    fail "${CASE-}: crashed, status $status; stderr: $stderr"
+	[[ $stderr != *"Out of memory"* ]] ||
+	    fail "${CASE-}: hiredis ran out of memory: $stderr"
 	[ "$status" -eq "$code" ] ||
 	    fail "${CASE-}: exit $status, expected $code; stderr: $stderr"
 	[ -z "$output" ] || fail "${CASE-}: stdout not empty: $output"
@@ -133,26 +170,96 @@ acquire_case() {
 }
 
 @test "not RESP, negative lengths, RESP3, nesting too deep: exit 76 at once" {
-	local pe="$S: protocol error:" resp3 deep
+	local pe="$S: protocol error:"
 	acquire_case not-resp 76 "$pe Protocol error, got \"h\" as reply type byte" \
 	    -r $'hello\r\n'
-	# hiredis 0.14 knows no RESP3 type and no array nested deeper than 7;
-	# 1.x reads both, and neither is the reply acquire expects (--version
-	# says which hiredis is inside).
-	if redlock-cli --version | grep -q '(hiredis 0\.'; then
-		resp3="$pe Protocol error, got \"#\" as reply type byte"
-		deep="$pe No support for nested multi bulk replies with depth > 7"
+	if hiredis_is_1x; then
+		acquire_case resp3-boolean 76 "$S: unexpected reply to acquire: expected array of 2 integers, got other" \
+		    -r $'#t\r\n'
 	else
-		resp3="$S: unexpected reply to acquire: expected array of 2 integers, got other"
-		deep="$S: unexpected reply to acquire: expected array of 2 integers, got array"
+		acquire_case resp3-boolean 76 "$pe Protocol error, got \"#\" as reply type byte" \
+		    -r $'#t\r\n'
 	fi
-	acquire_case resp3-boolean 76 "$resp3" -r $'#t\r\n'
 	acquire_case negative-bulk 76 "$pe Bulk string length out of range" \
 	    -r $'$-5\r\n'
 	acquire_case negative-multibulk 76 "$pe Multi-bulk length out of range" \
 	    -r $'*-5\r\n'
+	# hiredis 0.14's own limit; with 1.x, which has none, ours.
+	local deep="$pe No support for nested multi bulk replies with depth > 7"
+	! hiredis_is_1x || deep="$pe reply nested too deep \\(more than 8 levels\\)"
 	acquire_case too-deep 76 "$deep" \
 	    -r $'*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n'
+	acquire_case deep-enough 76 "$S: unexpected reply to acquire: expected array of 2 integers, got array" \
+	    -r $'*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n'
+}
+
+# --- replies built to make us allocate gigabytes -------------------------
+# An array header hidden where a scanner of our own would lose track of
+# where the values start: after a bare \n (hiredis ends a line only at
+# \r\n) or inside a RESP3 type that only hiredis 1.x reads.  Each must be
+# refused before hiredis allocates the array (300 million slots: 2.4 GB),
+# in 200 MB of address space.
+
+@test "a bare \\n in a line hiding an array of 300 million: exit 76 'reply too large' (hiredis 0.14), never 'Out of memory', in 200 MB" {
+	local want="$S: protocol error: reply too large \\(an array of 300000000 elements\\)"
+	# hiredis 1.x refuses the bare \n itself.
+	! hiredis_is_1x || want="$S: protocol error: Bad simple string value"
+	VM_LIMIT_KB=200000
+	acquire_case bare-newline-status 76 "$want" \
+	    -r $'*2\r\n+\n$12\r\n*300000000\r\n' -a stall
+	acquire_case bare-newline-error 76 "$want" \
+	    -r $'*2\r\n-ERR\n$12\r\n*300000000\r\n' -a stall
+	acquire_case bare-newline-nested 76 "$want" \
+	    -r $'*1\r\n*2\r\n+\n$12\r\n*300000000\r\n' -a stall
+}
+
+@test "a RESP3 verbatim string hiding an array, map, set or push of 300 million: exit 76 'reply too large' (hiredis 1.x), never 'Out of memory', in 200 MB" {
+	local t reply what want head=$'*2\r\n=13\r\ntxt:ab\r\n$30\r\n\r\n'
+	VM_LIMIT_KB=200000
+	for t in array map set push; do
+		case $t in
+		array) reply="$head*300000000"$'\r\n' what="an array of 300000000 elements" ;;
+		map) reply="$head%300000000"$'\r\n' what="a map of 300000000 pairs" ;;
+		set) reply="$head~300000000"$'\r\n' what="a set of 300000000 elements" ;;
+		push) reply="$head>300000000"$'\r\n' what="a push of 300000000 elements" ;;
+		esac
+		if hiredis_is_1x; then
+			want="$S: protocol error: reply too large \\($what\\)"
+		else
+			# hiredis 0.14 knows no "=": it refuses the type.
+			want="$S: protocol error: Protocol error, got \"=\" as reply type byte"
+		fi
+		acquire_case "verbatim-$t" 76 "$want" -r "$reply" -a stall
+	done
+}
+
+@test "an array of 2 million, nested arrays of 25000, an array of 2000 arrays of 2000, a map of 1.5 million pairs (hiredis 1.x): exit 76 'reply too large' as soon as it is known, never 'Out of memory', in 200 MB" {
+	local big="$S: protocol error: reply too large" ints
+	VM_LIMIT_KB=200000
+	# 2 million slots and their replies: 150 MB, refused at the header,
+	# not a timeout waiting for the elements.
+	acquire_case array-2e6 76 "$big \\(an array of 2000000 elements\\)" \
+	    -r $'*2000000\r\n' -a stall
+	is_slow || [ "$ELAPSED" -lt "$IO_MS" ] ||
+	    fail "array-2e6: took ${ELAPSED}ms"
+	# Each of these arrays fits alone; three of them do not.
+	acquire_case nested-25000 76 "$big \\(more than 4 MiB once parsed\\)" \
+	    -r $'*25000\r\n*25000\r\n*25000\r\n' -a stall
+	# Neither do 2000 arrays of 2000 integers (4 million replies, 300
+	# MB, from 16 MB of input): refused a few dozen arrays in.
+	printf -v ints ':1\r\n%.0s' $(seq 2000)
+	{
+		printf '*2000\r\n'
+		for _ in $(seq 40); do
+			printf '*2000\r\n%s' "$ints"
+		done
+	} >"$D/arrays.resp"
+	acquire_case arrays-2000x2000 76 "$big \\(more than 4 MiB once parsed\\)" \
+	    -R "$D/arrays.resp" -a stall
+	if hiredis_is_1x; then
+		acquire_case map-1.5e6 76 "$big \\(a map of 1500000 pairs\\)" \
+		    -r $'%1500000\r\n' -a stall
+	fi
 }
 
 # --- partial replies, stalls, closes -----------------------------------
@@ -182,25 +289,43 @@ acquire_case() {
 
 # --- huge lengths -------------------------------------------------------
 
-@test "a bulk or multi-bulk length no reply can have (over 8 MB): exit 76 'reply too large' at once, whether or not bytes follow" {
+@test "a bulk or multi-bulk length no reply can have (over 2 MB read, 4 MB parsed): exit 76 'reply too large' at once, whether or not bytes follow" {
 	local big="$S: protocol error: reply too large"
-	acquire_case bulk-1e12 76 "$big" -r $'$999999999999\r\n' -a stall
-	acquire_case bulk-1e9-streaming 76 "$big" -r $'$999999999\r\n' \
-	    -x 9000000 -a stall
-	acquire_case multibulk-1e12 76 "$big" -r $'*999999999999\r\n' -a stall
-	acquire_case multibulk-3e6 76 "$big" -r $'*3000000\r\n' -a stall
+	acquire_case bulk-1e12 76 "$big \\(a string of 999999999999 bytes\\)" \
+	    -r $'$999999999999\r\n' -a stall
+	acquire_case bulk-1e9-streaming 76 "$big \\(a string of 999999999 bytes\\)" \
+	    -r $'$999999999\r\n' -x 9000000 -a stall
+	# A count over 2^31 (0.14) or 2^32 (1.x): hiredis refuses it itself.
+	acquire_case multibulk-1e12 76 "$S: protocol error: Multi-bulk length out of range" \
+	    -r $'*999999999999\r\n' -a stall
+	acquire_case multibulk-3e6 76 "$big \\(an array of 3000000 elements\\)" \
+	    -r $'*3000000\r\n' -a stall
 	is_slow || [ "$ELAPSED" -lt "$IO_MS" ] ||
 	    fail "multibulk-3e6: took ${ELAPSED}ms"
+	# Two bulk strings that fit alone: 2 MB read is the end.
+	{
+		printf '*2\r\n'
+		for _ in 1 2; do
+			printf '$1500000\r\n'
+			head -c 1500000 /dev/zero | tr '\0' x
+			printf '\r\n'
+		done
+	} >"$D/bulks.resp"
+	acquire_case bulks-2x1.5mb 76 "$big \\(more than 2 MiB\\)" \
+	    -R "$D/bulks.resp" -a stall
+	# A length that no server sends: hiredis refuses it (or we would).
+	acquire_case bulk-leading-zero 76 "$S: protocol error: [Bb]ad bulk string length" \
+	    -r $'$05\r\nab' -a stall
 }
 
-@test "a plausible length that never completes (a 4 MB bulk, a 1000-element array), then silence: exit 69 after the I/O timeouts" {
+@test "a plausible length that never completes (a 1.5 MB bulk, a 1000-element array), then silence: exit 69 after the I/O timeouts" {
 	local want="$S: no reply within ${IO_MS}ms"
-	acquire_case bulk-4mb 69 "$want" -r $'$4000000\r\n' -x 3000000 -a stall
+	acquire_case bulk-1.5mb 69 "$want" -r $'$1500000\r\n' -x 1000000 -a stall
 	acquire_case multibulk-1000 69 "$want" -r $'*1000\r\n:1\r\n' -a stall
 }
 
 @test "a 7 MB bulk string where acquire expects a pair, more bytes streaming after it: exit 76 within bounds" {
-	acquire_case bulk-7mb 76 "$S: (unexpected reply to acquire: expected array of 2 integers, got string|protocol error: .*)" \
+	acquire_case bulk-7mb 76 "$S: protocol error: reply too large \\(a string of 7000000 bytes\\)" \
 	    -r $'$7000000\r\n' -x 9000000 -a stall
 }
 

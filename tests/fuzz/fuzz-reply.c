@@ -22,7 +22,16 @@
  *   byte 2: 0 feeds the bytes at once; n feeds them in chunks of 1..n
  *           bytes (sizes from a generator seeded with n), so replies
  *           arrive split as they do from a socket.
+ *
+ * Beyond the checks on the result, the heap may not grow by more than the
+ * reply bounds allow (contract, Safety: a server's reply can never make
+ * us allocate more than a few MB): ASan's count of allocated bytes is
+ * sampled at every malloc() while the input is fed, and its peak checked.
+ * The same target builds against hiredis 0.14 and 1.x (fuzz.mk,
+ * HIREDIS_PREFIX), and accepts the reply types of either.
  */
+
+#include <sanitizer/allocator_interface.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +39,15 @@
 #include "../../src/conn-impl.h"
 
 #include "fuzz.h"
+
+/*
+ * What the bytes of one input may add to the heap: the reader's buffer
+ * (the bytes read, and sds's slack of up to 1 MiB as it grows), the
+ * replies it parsed, and a margin for the rest (our conn, the EVAL sent
+ * on NOSCRIPT, ASan's own bookkeeping).
+ */
+#define FUZZ_MAX_HEAP	(CONN_MAX_REPLY_BYTES + CONN_MAX_REPLY_ALLOC + \
+			    2 * 1024 * 1024)
 
 /* What script_call() would send after NOSCRIPT. */
 static const char	*fuzz_eval_argv[] = { "EVAL", "return 1", "1", "k" };
@@ -41,6 +59,37 @@ int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static char fuzz_display[] = "redis://fuzz:1";
 static char fuzz_host[] = "fuzz";
 static char fuzz_master[] = "mymaster";
+
+/* The most ASan counted as allocated since fuzz_heap_reset(). */
+static size_t	 fuzz_heap_peak;
+static int	 fuzz_heap_on;
+
+static void
+fuzz_malloc_hook(const volatile void *p, size_t size)
+{
+	size_t now;
+
+	(void)p;
+	(void)size;
+	if (!fuzz_heap_on)
+		return;
+	now = __sanitizer_get_current_allocated_bytes();
+	if (now > fuzz_heap_peak)
+		fuzz_heap_peak = now;
+}
+
+static void
+fuzz_free_hook(const volatile void *p)
+{
+	(void)p;
+}
+
+static size_t
+fuzz_heap_reset(void)
+{
+	fuzz_heap_peak = __sanitizer_get_current_allocated_bytes();
+	return (fuzz_heap_peak);
+}
 
 /* A reply tree as hiredis builds it: known types, terminated strings. */
 static void
@@ -54,15 +103,30 @@ fuzz_check_reply(const redisReply *r, int depth)
 	case REDIS_REPLY_STRING:
 	case REDIS_REPLY_STATUS:
 	case REDIS_REPLY_ERROR:
+#if HIREDIS_MAJOR >= 1
+	case REDIS_REPLY_DOUBLE:
+	case REDIS_REPLY_BIGNUM:
+	case REDIS_REPLY_VERB:
+#endif
 		FUZZ_CHECK(r->str != NULL && r->str[r->len] == '\0',
 		    "string reply not terminated");
 		break;
 	case REDIS_REPLY_ARRAY:
+#if HIREDIS_MAJOR >= 1
+	case REDIS_REPLY_MAP:
+	case REDIS_REPLY_SET:
+	case REDIS_REPLY_PUSH:
+#endif
+		FUZZ_CHECK(depth < CONN_MAX_DEPTH, "an aggregate %d deep",
+		    depth);
 		for (i = 0; i < r->elements; i++)
 			fuzz_check_reply(r->element[i], depth + 1);
 		break;
 	case REDIS_REPLY_INTEGER:
 	case REDIS_REPLY_NIL:
+#if HIREDIS_MAJOR >= 1
+	case REDIS_REPLY_BOOL:
+#endif
 		break;
 	default:
 		FUZZ_CHECK(0, "reply type %d", r->type);
@@ -75,6 +139,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fuzz_quiet();
+	if (__sanitizer_install_malloc_and_free_hooks(fuzz_malloc_hook,
+	    fuzz_free_hook) == 0)
+		FUZZ_CHECK(0, "cannot install the malloc hooks");
 	return (0);
 }
 
@@ -86,7 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct url_host		 host;
 	struct conn		*c;
 	const char		*buf;
-	size_t			 n, off, chunk;
+	size_t			 n, off, chunk, base;
 	uint32_t		 state;
 	int			 i, maxchunk, sv[2] = { -1, -1 };
 
@@ -112,8 +179,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	c = conn_new(&url, &conf);
 	FUZZ_CHECK(c->fd == -1, "a new conn has fd %d", c->fd);
-	if ((c->reader = redisReaderCreate()) == NULL)
-		return (0);
+	conn_reader_new(c);
 	c->nsetup = (data[0] & 0x07) % (CONN_MAX_SETUP + 1);
 	for (i = 0; i < c->nsetup; i++)
 		c->setup[i] = (enum conn_setup)((data[1] >> (2 * i)) & 0x03);
@@ -131,6 +197,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	buf = (const char *)data + 3;
 	n = size - 3;
+	base = fuzz_heap_reset();
+	fuzz_heap_on = 1;
 	for (off = 0; off < n && !c->is_done; off += chunk) {
 		chunk = n - off;
 		if (maxchunk > 0) {
@@ -141,6 +209,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		conn_feed(c, buf + off, chunk);
 	}
+	fuzz_heap_on = 0;
+	FUZZ_CHECK(fuzz_heap_peak - base <= FUZZ_MAX_HEAP,
+	    "%zu bytes allocated for %zu bytes of replies",
+	    fuzz_heap_peak - base, n);
 
 	FUZZ_CHECK(c->result >= CONN_OK && c->result <= CONN_PROTOCOL,
 	    "result %d", c->result);
