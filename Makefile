@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # redlock-cli: see README.md.  `make demo` and `make test` do all the set-up.
 
 PROG	= redlock-cli

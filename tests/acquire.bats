@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # acquire KEY: token on stdout, the key layout, -t, -n, -w, -E, -q, --json,
 # fencing, --token, --prefix, and keys with unusual bytes.
 

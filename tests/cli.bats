@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Dispatch, help, version, and option parsing shared by every command.
 
 load helpers

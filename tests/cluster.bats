@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Redis Cluster (issue 5): redis+cluster://seed1,seed2 and plain redis://
 # to any node; MOVED is followed (also when the slot moves while run
 # holds the lock), ASK is followed once behind ASKING (status and extend

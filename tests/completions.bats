@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 #
 # Shell completions: the bash function answers as the man page documents, the
 # zsh and fish files parse, and the man page and the bash file list the same

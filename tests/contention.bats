@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Contention (issue 4): waiters woken by the release itself (BZPOPMIN on a wake
 # key), at the holder's expiry, exact -w deadlines, mutual exclusion under
 # load, no thundering herd, FIFO fairness (--fair) and semaphores (--limit).

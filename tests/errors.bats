@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Servers that misbehave: a fake one that sends garbage, a reply of the
 # wrong type, closes, or never answers (tests/fakes/fake-redis.sh, socat);
 # and real ones that refuse: WRONGTYPE, OOM, a read-only replica.

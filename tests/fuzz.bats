@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The libFuzzer targets (tests/fuzz/): they build, each survives a short run
 # on a copy of its seed corpus, and every input saved in tests/fuzz/crashes/
 # runs clean.  Long runs: make fuzz (FUZZ_SECONDS, default 60).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Loaded by every .bats file: assertions, the built binary first on PATH,
 # and throwaway redis-server processes that the tests start and stop
 # themselves (unix sockets or high ports, never 6379, stopped by PID).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # make install / make uninstall honour PREFIX and DESTDIR.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 #
 # The man page: lint clean under mandoc and groff, and in step with the bash
 # completion, which mirrors the command table.

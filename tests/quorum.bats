@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Redlock quorum (issue 5): several -u URLs (or a comma/space list in
 # $REDLOCK_URL) are independent masters; every operation goes to all of
 # them, the lock is held iff a majority took it.  Five real servers q1..q5

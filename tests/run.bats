@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # run KEY -- CMD: exit codes, arguments, stdio, environment, holding the
 # lock, -n/-w, renewal, -c, usage errors, --min-hold, --jitter, --syslog.
 # Signals, the lost lock and the child's process state: supervise.bats.

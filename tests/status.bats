@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # status KEY [--json]: who holds the lock; exit 0 when held, 1 when free.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The stress mode (tests/stress/): a short run of `redlock-cli run` under
 # SIGKILLs, server pauses and delayed writes must show no overlapping
 # critical sections, no accepted stale write and no leaked lock; and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # run's supervisor: signal forwarding, Ctrl-C at a terminal, the lost lock
 # (overwritten key, paused server), SIGKILL escalation, PR_SET_PDEATHSIG,
 # and the state the command starts in (descriptors, dispositions, mask).

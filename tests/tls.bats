@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # TLS: rediss:// and --tls against real redis-server TLS ports, with a
 # throwaway CA, server and client certificates made here by openssl.
 

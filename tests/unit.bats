@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The pure parsers (durations, URLs), key slots, SHA-1 and signal names,
 # tested directly in C: see tests/unit/test-units.c.
 

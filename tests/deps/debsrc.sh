@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/deps/debsrc.sh PKG: unpack the Debian 13 (trixie) source package PKG
 # into build/deps/src/ and print the unpacked directory on stdout (one line,
 # an absolute path).  Progress and errors go to stderr; exit 0 or 1.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # A misbehaving server (issue 7), tests/fakes/bad-redis.c: wrong types,
 # partial replies, huge lengths, error replies of every class, closing or
 # stalling mid-reply.  Every case must give one clear line on stderr,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The command that stress.sh runs under `redlock-cli run`: one critical
  * section, logged, with a fenced write to a shared resource.

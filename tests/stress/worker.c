@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One stress worker: CYCLES times, run CMD (redlock-cli run ... -- child)
  * and wait for it, taking SIGKILL faults from stress.sh on the way.
