@@ -71,7 +71,7 @@ if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full \\
     --errors-for-leak-kinds=definite --show-leak-kinds=definite \\
-    "$ROOT/redlock-cli" "\$@"
+    "$REDLOCK_BUILD/redlock-cli" "\$@"
 EOF
 	chmod +x "$BATS_RUN_TMPDIR/vg/redlock-cli"
 	PATH="$BATS_RUN_TMPDIR/vg:$PATH"

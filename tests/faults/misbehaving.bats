@@ -72,7 +72,7 @@ requests() { grep -cx "$1" "$D/bad.log" || true; }
 limited() {
 	if [ -z "${VM_LIMIT_KB:-}" ] || is_slow; then
 		"$@"
-	elif ldd "$ROOT/redlock-cli" 2>/dev/null | grep -q libasan; then
+	elif ldd "$REDLOCK_BUILD/redlock-cli" 2>/dev/null | grep -q libasan; then
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=$((VM_LIMIT_KB / 1024))" \
 		    "$@"
 	else
