@@ -91,9 +91,11 @@ if [ -z "${REDLOCK_HELPERS_LOADED:-}" ]; then
 	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_USER \
 	    REDLOCK_SENTINEL_PASSWORD
 	# A make the tests run is a make of its own, not one more level of
-	# the make that runs them (make check in a package build passes
-	# PREFIX, ZSHCOMPDIR, CC ... down through MAKEFLAGS).
-	unset MAKEFLAGS MFLAGS MAKELEVEL
+	# the make that runs them: make check in a package build passes
+	# STATIC=0, WERROR=0, PREFIX, ZSHCOMPDIR ... down, through MAKEFLAGS
+	# and as exported variables.
+	unset MAKEFLAGS MFLAGS MAKELEVEL STATIC WERROR BUILDDIR HIREDIS \
+	    PREFIX DESTDIR BINDIR MANDIR BASHCOMPDIR ZSHCOMPDIR FISHCOMPDIR
 	export REDLOCK_HELPERS_LOADED=1
 fi
 
