@@ -7,7 +7,11 @@
 # installed files.  The package is removed again afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make deb
+rc=0
+make deb || rc=$?
+# make check's lines from the package build, for CI's counts.
+grep -E '^(not )?ok [0-9]+ ' build/deb/build.log || true
+[ "$rc" = 0 ] || exit "$rc"
 set -- build/deb/redlock-cli_[0-9]*.deb
 deb=$1
 trap 'dpkg -r redlock-cli >/dev/null 2>&1 || true' EXIT
