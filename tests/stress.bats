@@ -11,6 +11,8 @@ load helpers
 
 STRESS="$BATS_TEST_DIRNAME/stress/stress.sh"
 CHECK="$BATS_TEST_DIRNAME/stress/check.awk"
+# The binary under test (make sanitize's, say), not the tree's.
+export STRESS_REDLOCK_CLI="${STRESS_REDLOCK_CLI:-$REDLOCK_BUILD/redlock-cli}"
 
 setup() {
 	# stress.sh keeps its directory when a run fails: keep it here.
