@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Opening a connection: resolve, connect without blocking (each address,
  * and a cluster URL's seeds, in turn), ask the sentinels where the master

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The connection layer: the only code that owns sockets (conn*.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Option parsing, shared by every command.  Each verb lists the options it
  * accepts (cmd-<verb>.c); one parser knows what each option means, so -t

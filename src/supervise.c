@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Supervising run's command while the lock is held: vfork/exec, renewal on
  * a CLOCK_MONOTONIC schedule, signal forwarding, reaping, and the answer to
