@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # redlock-cli: see README.md.  `make demo` and `make test` do all the set-up.
 
 PROG	= redlock-cli
@@ -9,82 +10,150 @@ SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/c
 # run's guardian and the job's processes (see src/supervise-impl.h).
 SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c
-OBJS	= $(SRCS:.c=.o)
 MAN	= man/redlock-cli.1
+
+# Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries
+# under DIR (make sanitize and make test HIREDIS=1 use build/...); the
+# default is the tree itself.
+BUILDDIR ?= .
+B	= $(BUILDDIR)
+bp	= $(patsubst ./%,%,$(addprefix $(B)/,$(1)))
+OBJS	= $(call bp,$(SRCS:.c=.o))
+BIN	= $(call bp,$(PROG))
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 MANDIR	?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+# zsh's own directory for third-party functions under any prefix; Debian's
+# package says vendor-completions (debian/rules).
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 PKGS	= hiredis uuid
-CC	?= cc
+PKG_CONFIG ?= pkg-config
 CFLAGS	?= -O2 -g
+# The build machine's compiler, for the tool that runs during the build
+# (script-sha), when CC is a cross compiler.
+CC_FOR_BUILD ?= $(CC)
+CFLAGS_FOR_BUILD ?= -O2
+
+# once VAR,TEXT: TEXT expanded the first time VAR is used, then kept, so
+# that no pkg-config or compiler probe runs for targets that do not build
+# (make clean, make deps) and none runs twice.
+once	= $(eval $(1) := $(2))$($(1))
+
 # Always on, even when CFLAGS is given on the command line (sanitize).
-WFLAGS	= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
-WFLAGS	+= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# hiredis and libuuid are linked statically when their archives exist: a
-# lock in front of every cron job should start as fast as flock, and each
-# shared library costs the dynamic loader measurable time per start.
-LIBDIRS	= $(shell pkg-config --variable=libdir $(PKGS) 2>/dev/null)
-STATIC	= $(and $(wildcard $(addsuffix /libhiredis.a,$(LIBDIRS))),$(wildcard $(addsuffix /libuuid.a,$(LIBDIRS))))
+# WERROR=0 drops -Werror only (a newer compiler's new warning should not
+# break a distribution's build).
+WERROR	?= 1
+WFLAGS	= -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(filter-out 0,$(WERROR)),-Werror)
+PKG_CFLAGS = $(call once,PKG_CFLAGS,$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null))
+ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+
+# STATIC=1 (the default): hiredis and libuuid are linked statically when
+# their archives exist: a lock in front of every cron job should start as
+# fast as flock, and each shared library costs the dynamic loader
+# measurable time per start.  Each archive is looked for in the library's
+# pkg-config libdir first (a hiredis of one's own: PKG_CONFIG_PATH), then
+# where the compiler finds libraries (Debian 12's hiredis.pc names /usr/lib,
+# where its archive is not).  STATIC=0 links the shared libraries, as
+# distributions do.
+STATIC	?= 1
+archive	= $(firstword $(wildcard $(shell $(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$(1).a) \
+	  $(abspath $(wildcard $(shell $(CC) -print-file-name=lib$(1).a))))
+HIREDIS_A = $(call once,HIREDIS_A,$(call archive,hiredis))
+UUID_A	= $(call once,UUID_A,$(call archive,uuid))
+SHARED_LIBS = $(call once,SHARED_LIBS,$(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid))
+LINK_LIBS = $(if $(and $(filter-out 0,$(STATIC)),$(HIREDIS_A),$(UUID_A)),$(HIREDIS_A) $(UUID_A),$(SHARED_LIBS))
 # dlopen() is in libc from glibc 2.34 on; older ones need -ldl.
-NEED_LDL = $(shell printf '\043include <dlfcn.h>\nint main(void){return dlopen("x",0)!=0;}' | $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl)
-LDLIBS	+= $(NEED_LDL)
-ifneq ($(STATIC),)
-LDLIBS	+= -Wl,-Bstatic -lhiredis -luuid -Wl,-Bdynamic
-else
-LDLIBS	+= $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid)
+NEED_LDL = $(call once,NEED_LDL,$(shell printf '\043include <dlfcn.h>\nint main(void){return dlopen("x",0)!=0;}' | \
+	   $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl))
+ALL_LDLIBS = $(LINK_LIBS) $(NEED_LDL) $(LDLIBS)
+
+# Debian packages: to build; for the demo; for the whole suite (every
+# command the tests call: jq, socat, ss, man, zsh, fish, clang with its
+# libFuzzer (libclang-rt-dev), python3-redis for tests/interop.bats ...).
+# Node.js and npm for the node-redlock interop test come from Debian
+# unless a node is on PATH.
+BUILD_DEPS = build-essential pkg-config libhiredis-dev uuid-dev libssl-dev
+DEMO_DEPS  = $(BUILD_DEPS) redis-server redis-tools
+DEPS	= $(DEMO_DEPS) redis-sentinel bats bats-support bats-assert \
+	  mandoc man-db shellcheck valgrind socat jq iproute2 openssl procps \
+	  bash-completion zsh fish clang libclang-rt-dev python3 python3-redis git
+APT	= sh tests/deps/apt.sh
+
+all: $(BIN)
+
+ifneq ($(BIN),$(PROG))
+$(PROG): $(BIN)
 endif
 
-# Debian packages the build, the tests and the demo need.
-DEPS	= build-essential pkg-config libhiredis-dev uuid-dev libssl-dev \
-	  redis-server redis-tools redis-sentinel bats bats-support \
-	  bats-assert mandoc shellcheck valgrind socat
+$(BIN): $(OBJS)
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
 
-all: $(PROG)
-
-$(PROG): $(OBJS)
-	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
-
-%.o: %.c
-	$(CC) $(WFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The scripts' SHA-1s for EVALSHA, computed once here rather than by every
 # process at start-up (where hashing 2 KB of Lua was a fifth of the work).
+# The same for every build, so it stays in src/ whatever BUILDDIR is; made
+# by the build machine's compiler, since it runs here.
 SHATOOL	= src/tools/script-sha
 src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/sha1.c src/redlock.h
-	$(CC) $(WFLAGS) $(CFLAGS) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c
-	./$(SHATOOL) >$@.tmp && mv $@.tmp $@
-src/scripts.o: src/scripts-sha.h
+	$(CC_FOR_BUILD) -std=c11 -D_GNU_SOURCE -Wall -Wextra \
+	    $(CFLAGS_FOR_BUILD) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c
+	./$(SHATOOL) >$@.$$$$.tmp && mv $@.$$$$.tmp $@
+$(call bp,src/scripts.o): src/scripts-sha.h
 
 -include $(OBJS:.o=.d)
 
+# make deps: what the suite needs; make demo-deps: what the demo needs.
+# Both install only what is missing (apt-get, through sudo unless root).
 deps:
-	@missing=""; for p in $(DEPS); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
-	    grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	    echo "installing:$$missing"; \
-	    SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	    $$SUDO apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	        --no-install-recommends $$missing >/dev/null; \
-	fi
+	@$(APT) $(DEPS)
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+	    $(APT) nodejs npm
+	@[ bench/node/node_modules/.package-lock.json -nt bench/node/package-lock.json ] || \
+	    { echo "npm ci in bench/node (redlock, ioredis)"; \
+	      cd bench/node && npm ci --no-audit --no-fund --loglevel=error; }
+
+demo-deps:
+	@$(APT) $(DEMO_DEPS)
 
 UNIT	= tests/unit/test-units
-$(UNIT): tests/unit/test-units.c src/sha1.o $(filter-out src/main.o,$(OBJS))
-	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+UNIT_BIN = $(call bp,$(UNIT))
+$(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS))
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
+ifneq ($(UNIT_BIN),$(UNIT))
+$(UNIT): $(UNIT_BIN)
+endif
 
-test: deps $(PROG) $(UNIT)
-	bats tests/ tests/faults/
+# What the suite is run with: TEST_ENV, then bats on every file.  A tool
+# the suite needs and does not find fails its tests after make deps
+# (REDLOCK_TEST_MISSING=fail) and skips them in make check.
+BATS	= bats
+SUITE	= tests/ tests/faults/
+TEST_BUILD = $(if $(filter-out .,$(B)),REDLOCK_TEST_BUILD=$(abspath $(B)))
+
+ifeq ($(filter-out 0,$(HIREDIS)),)
+test: deps $(BIN) $(UNIT_BIN)
+	$(TEST_BUILD) REDLOCK_TEST_MISSING=fail $(BATS) $(SUITE)
+else
+test: test-hiredis
+endif
+
+# make check: the suite as a build sandbox runs it (dh_auto_test): installs
+# nothing, needs no network; each test whose tool is missing skips with
+# one line that names it.  Without bats, only the unit tests run.
+check: $(BIN) $(UNIT_BIN)
+	@$(TEST_BUILD) sh tests/check.sh $(SUITE)
 
 # The whole suite again, with redlock-cli as a least-privilege ACL user.
-test-acl: $(PROG) $(UNIT)
-	REDLOCK_TEST_ACL=1 bats tests/ tests/faults/
+test-acl: $(BIN) $(UNIT_BIN)
+	$(TEST_BUILD) REDLOCK_TEST_ACL=1 $(BATS) $(SUITE)
 
 bench: $(PROG)
 	bash bench/run.sh
@@ -93,24 +162,66 @@ bench: $(PROG)
 bench-deps:
 	bash bench/deps.sh
 
-demo: deps $(PROG)
+demo: demo-deps $(BIN)
 	@sh tests/demo.sh
 
 # The suite against an ASan+UBSan build (any report aborts the process,
-# which fails its test), then the normal build again.
+# which fails its test), built in build/sanitize: the developer's own
+# build is left as it was.
+SANDIR	= build/sanitize
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 sanitize:
-	$(MAKE) clean
-	$(MAKE) CFLAGS="$(SANFLAGS)" $(PROG) $(UNIT)
+	$(MAKE) BUILDDIR=$(SANDIR) CFLAGS="$(SANFLAGS)" $(SANDIR)/$(PROG) $(SANDIR)/$(UNIT)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:exitcode=99 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 bats tests/ tests/faults/; \
-	rc=$$?; $(MAKE) clean; $(MAKE) $(PROG); exit $$rc
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	REDLOCK_TEST_BUILD=$(abspath $(SANDIR)) $(BATS) $(SUITE)
 
 # The suite with redlock-cli under valgrind memcheck (tests/helpers.bash
 # puts a wrapper first on PATH); timing-bound tests skip themselves.
-valgrind: $(PROG) $(UNIT)
-	REDLOCK_TEST_VALGRIND=1 bats tests/ tests/faults/
+valgrind: $(BIN) $(UNIT_BIN)
+	$(TEST_BUILD) REDLOCK_TEST_VALGRIND=1 $(BATS) $(SUITE)
+
+# make test HIREDIS=1 (= make test-hiredis): the whole suite against
+# hiredis 1.2 from Debian 13 (tests/deps/hiredis.sh builds it into
+# build/deps/hiredis), linked statically, then shared (found through an
+# rpath), each built in build/hiredis-LINK.  HIREDIS_LINKS=static runs one.
+HIREDIS_LINKS = static shared
+# Not $(MAKE) itself, which would run the whole loop, bats too, under -n.
+SUBMAKE	= $(MAKE)
+test-hiredis: deps
+	@prefix=$$(sh tests/deps/hiredis.sh) || exit 1; \
+	pc=$$(dirname "$$(find "$$prefix" -name hiredis.pc | head -n 1)"); \
+	ver=$$(PKG_CONFIG_PATH=$$pc $(PKG_CONFIG) --modversion hiredis); \
+	for link in $(HIREDIS_LINKS); do \
+	    b=build/hiredis-$$link; static=1; ldflags="$(LDFLAGS)"; \
+	    if [ $$link = shared ]; then static=0; \
+	        ldflags="$$ldflags -Wl,-rpath,$$(PKG_CONFIG_PATH=$$pc $(PKG_CONFIG) --variable=libdir hiredis)"; fi; \
+	    echo "== hiredis $$ver, $$link: $$b"; \
+	    PKG_CONFIG_PATH=$$pc $(SUBMAKE) --no-print-directory BUILDDIR=$$b \
+	        STATIC=$$static LDFLAGS="$$ldflags" \
+	        $$b/$(PROG) $$b/$(UNIT) || exit 1; \
+	    REDLOCK_TEST_BUILD=$(abspath .)/$$b REDLOCK_TEST_HIREDIS=$$ver \
+	    REDLOCK_TEST_LINK=$$link REDLOCK_TEST_MISSING=fail \
+	        $(BATS) $(SUITE) || exit 1; \
+	done
+
+# make test-servers: the suite against Valkey 8.1 and Redis 8.0, each
+# built from Debian 13's source package (tests/deps/valkey.sh,
+# redis8.sh; cached in build/deps/), Sentinel and Cluster included in their
+# own modes.  SERVERS=valkey runs one.
+SERVERS	= valkey redis8
+test-servers: deps $(BIN) $(UNIT_BIN)
+	@for s in $(SERVERS); do \
+	    bin=$$(bash tests/deps/$$s.sh) || exit 1; \
+	    engine=redis; [ -x "$$bin/valkey-server" ] && engine=valkey; \
+	    echo "== $$("$$bin/$$engine-server" --version)"; \
+	    $(TEST_BUILD) REDLOCK_TEST_MISSING=fail \
+	    REDLOCK_TEST_SERVER_BIN=$$bin/$$engine-server \
+	    REDLOCK_TEST_SENTINEL_BIN=$$bin/$$engine-sentinel \
+	    REDLOCK_TEST_CLI_BIN=$$bin/$$engine-cli \
+	        $(BATS) $(SUITE) || exit 1; \
+	done
 
 lint:
 	mandoc -Tlint -W warning $(MAN)
@@ -118,10 +229,10 @@ lint:
 	shellcheck -s bash completions/redlock-cli.bash tests/*.bash tests/faults/*.bash bench/*.sh
 	bash -n completions/redlock-cli.bash
 
-install: $(PROG)
+install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 755 $(PROG) $(DESTDIR)$(BINDIR)/$(PROG)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/$(PROG)
 	install -m 644 $(MAN) $(DESTDIR)$(MANDIR)/man1/redlock-cli.1
 	install -m 644 completions/redlock-cli.bash $(DESTDIR)$(BASHCOMPDIR)/redlock-cli
 	install -m 644 completions/_redlock-cli $(DESTDIR)$(ZSHCOMPDIR)/_redlock-cli
@@ -132,11 +243,31 @@ uninstall:
 	    $(DESTDIR)$(BASHCOMPDIR)/redlock-cli $(DESTDIR)$(ZSHCOMPDIR)/_redlock-cli \
 	    $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
 
-clean:
-	rm -f $(PROG) $(UNIT) $(OBJS) $(OBJS:.o=.d) src/sha1.o src/sha1.d \
-	    src/scripts-sha.h $(SHATOOL)
+# make deb: the Debian package from debian/ (dpkg-buildpackage -us -uc -b,
+# whose dh_auto_test is make check), built from a copy of the tree in
+# build/deb/src; the .deb, build.log and lintian.txt land in build/deb/.
+# Installs debhelper and lintian when missing, as make deps does.
+DEB_DEPS = $(BUILD_DEPS) debhelper dpkg-dev lintian
+DEBDIR	= build/deb
+deb:
+	@$(APT) $(DEB_DEPS)
+	rm -rf $(DEBDIR) && mkdir -p $(DEBDIR)/src
+	tar -cf - --exclude=./build --exclude=./.git --exclude=./tests/fuzz/bin \
+	    --exclude=./bench/node/node_modules --exclude=./bench/out . | \
+	    tar -xf - -C $(DEBDIR)/src
+	cd $(DEBDIR)/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+	    { tail -n 40 ../build.log; echo "make deb: failed, see $(DEBDIR)/build.log"; exit 1; }
+	rm -rf $(DEBDIR)/src
+	lintian --fail-on error,warning $(DEBDIR)/*.changes >$(DEBDIR)/lintian.txt 2>&1; \
+	    rc=$$?; cat $(DEBDIR)/lintian.txt; ls $(DEBDIR)/*.deb; exit $$rc
 
-.PHONY: all deps test test-acl valgrind bench bench-deps demo sanitize lint install uninstall clean
+clean:
+	rm -f $(BIN) $(UNIT_BIN) $(OBJS) $(OBJS:.o=.d) $(call bp,src/sha1.o src/sha1.d) \
+	    src/scripts-sha.h $(SHATOOL)
+	rm -rf build/sanitize build/hiredis-static build/hiredis-shared
+
+.PHONY: all deps demo-deps test check test-acl test-hiredis test-servers valgrind bench bench-deps \
+	demo sanitize lint install uninstall deb clean
 
 # libFuzzer targets (make fuzz; FUZZ_SECONDS per target) and the stress
 # run with its history checker (make stress).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/deps.sh: install what bench/run.sh measures redlock-cli against
 # (`make bench-deps`).  Debian packages: flock(1) (util-linux), etcd and
 # etcdctl (etcd-server, etcd-client), gnuplot for the chart (gnuplot-nox),

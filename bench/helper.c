@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/helper.c: the commands that bench/run.sh runs under the locks.  A
  * small C program rather than `sh -c '...'` or `date`, so that what is timed

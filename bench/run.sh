@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/run.sh: redlock-cli's benchmarks, in one run, against real peers:
 # flock(1), `etcdctl lock` on a throwaway etcd, the redis-cli SET NX PX
 # retry loop, and node-redlock (bench/node/lock-run.js).  Every wall-time

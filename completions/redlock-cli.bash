@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion for redlock-cli(1)
 #
 # Static: the verbs and options below mirror the command table and the man

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fish completion for redlock-cli(1); mirrors completions/redlock-cli.bash
 
 set -l verbs acquire release extend run status help

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Time.  Every deadline is CLOCK_MONOTONIC, so a wall clock that jumps
  * (NTP step, suspend) never stretches or shortens a lock; wall time is for

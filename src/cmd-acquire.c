@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * acquire KEY: take the lock and print its token, for scripts that hold a
  * lock across several steps and release it themselves.

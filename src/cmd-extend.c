@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * extend KEY: reset the lock's TTL, if our token still holds it.
  */

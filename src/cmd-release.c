@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * release KEY: give the lock up, if our token still holds it.
  */

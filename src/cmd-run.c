@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run KEY -- CMD: the main job.  Acquire, run CMD while renewing the
  * lock, release when it ends, exit with its status.  See supervise.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * status KEY: who holds the lock.  Exit 0 when held, 1 when free, like
  * `systemctl is-active`, so scripts can test it directly.  With --limit,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The command table: lookup, usage and help, and the messages the verbs
  * share.  Each verb is described by data in its own cmd-<verb>.c (usage,

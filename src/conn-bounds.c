@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bounds on what a server's reply can make us allocate (contract,
  * Safety: a few MB, whatever it sends), with hiredis 0.14 and 1.x alike:

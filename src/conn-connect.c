@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Opening a connection: look the host up (conn-resolve.c), connect without
  * blocking (each address, and a cluster URL's seeds, in turn), then the

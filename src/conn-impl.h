@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The connection layer's own header: struct conn and the functions its
  * files (conn.c, conn-connect.c, conn-io.c, conn-reply.c, conn-bounds.c)

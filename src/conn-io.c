@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sending commands and waiting for replies: one poll() loop over every
  * connection in flight, each bounded by its own deadlines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Server bytes to replies, and replies to results: the one place that
  * interprets what a server sent, and classifies every error reply

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Name lookups that cannot block.  getaddrinfo() has no deadline of its
  * own: a resolver that never answers holds it for its timeout times its

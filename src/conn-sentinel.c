@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sentinel: where is the master now?  Nobody tells the clients of a
  * master that a failover replaced it, and it keeps taking writes until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The connection layer: the only code that owns sockets (conn*.c).
  *
@@ -159,4 +160,14 @@ void
 conn_copy_error(struct conn *dst, const struct conn *src)
 {
 	(void)snprintf(dst->err, sizeof(dst->err), "%s", src->err);
+}
+
+/* The hiredis this binary was built against ("1.2.0"), for --version. */
+#define CONN_STR(x)	CONN_STR_(x)
+#define CONN_STR_(x)	#x
+const char *
+conn_hiredis_version(void)
+{
+	return (CONN_STR(HIREDIS_MAJOR) "." CONN_STR(HIREDIS_MINOR) "."
+	    CONN_STR(HIREDIS_PATCH));
 }

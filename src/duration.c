@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Durations as flock -w and timeout(1) take them: "250ms", "30s", "5m",
  * "1h", "1.5s"; a bare number is seconds.  Pure: no I/O, no exit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The signals that end us by default (and that run passes on to its
  * command), held while a lock may be ours but nobody answers for it yet.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Just enough JSON output for --json: strings escaped per RFC 8259.
  */

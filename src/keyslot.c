@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Redis Cluster hash slots: CRC16 (XMODEM: polynomial 0x1021, initial 0)
  * of the key's hash tag, or of the whole key when it has none, mod 16384.

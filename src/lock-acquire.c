@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Acquire: one atomic script per attempt on every server at once, the
  * Redlock majority and validity rules, quorum fencing, and giving back a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * status: who holds a lock (or the slots of a semaphore), from one atomic
  * snapshot taken by the status script.

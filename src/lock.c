@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lock protocol for one key, on one server or on a Redlock quorum of
  * independent servers, on top of conn.c (transport) and scripts.c (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Messages.  Every line starts "redlock-cli: " and goes to stderr, and with
  * --syslog also to syslog(3) with the pid (cron mails stderr; syslog keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redlock-cli: a distributed lock for shell scripts, on Redis.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Option parsing, shared by every command.  Each verb lists the options it
  * accepts (cmd-<verb>.c); one parser knows what each option means, so -t
@@ -73,6 +74,7 @@ static int	 options_ttl(const char *, int64_t *);
 static int	 options_count(const char *, const char *, long, long,
 		     int64_t *);
 static int	 options_getopt_error(const char *, int, char **, int);
+static void	 options_print_version(void);
 
 /* The getopt_long array for one verb: its own options plus the globals. */
 static struct option *
@@ -268,6 +270,17 @@ options_global(int ch, const char *arg, struct global_opts *g)
  * Global options before the verb.  Returns the index of the verb in argv,
  * or -1 - exit code when main should exit (help, version, error).
  */
+/* -V: the version and what is inside (hiredis, the libssl TLS would load). */
+static void
+options_print_version(void)
+{
+	char tls[64];
+
+	tls_describe(tls, sizeof(tls));
+	(void)printf("%s %s (hiredis %s, TLS: %s)\n", PROGNAME, VERSION,
+	    conn_hiredis_version(), tls);
+}
+
 int
 options_parse_globals(int argc, char **argv, struct global_opts *g)
 {
@@ -283,7 +296,7 @@ options_parse_globals(int argc, char **argv, struct global_opts *g)
 			if (ch == OPT_HELP)
 				cmd_print_usage(1);
 			else
-				(void)printf("%s %s\n", PROGNAME, VERSION);
+				options_print_version();
 			return (-1 - EXIT_OK);
 		}
 		if (ch == '?' || ch == ':') {
@@ -365,7 +378,7 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 			free(longopts);
 			return (-1 - EXIT_OK);
 		case OPT_VERSION:
-			(void)printf("%s %s\n", PROGNAME, VERSION);
+			options_print_version();
 			free(longopts);
 			return (-1 - EXIT_OK);
 		case OPT_TTL:

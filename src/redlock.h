@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redlock-cli: a distributed lock for shell scripts, on Redis.
  *
@@ -17,7 +18,7 @@
 
 #define PROGNAME	"redlock-cli"
 #ifndef VERSION
-#define VERSION		"0.1.0"
+#define VERSION		"0.2.0"
 #endif
 
 #define printflike(a, b) __attribute__((format(printf, a, b)))
@@ -128,6 +129,7 @@ struct tls_conn *tls_new(int, const char *, char *, size_t);
 void	 tls_free(struct tls_conn *);
 int	 tls_handshake(struct tls_conn *, int *, char *, size_t);
 long	 tls_read(struct tls_conn *, void *, size_t, int *, char *, size_t);
+void	 tls_describe(char *, size_t);
 long	 tls_write(struct tls_conn *, const void *, size_t, int *, char *,
 	     size_t);
 
@@ -281,6 +283,7 @@ void	 conn_set_asking(struct conn *);
 void	 conn_copy_error(struct conn *, const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
 int	 conn_exit_code(int);
+const char *conn_hiredis_version(void);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Lua source of every script redlock-cli sends (scripts.c sends them),
  * kept apart so that the build can hash them: src/tools/script-sha.c turns

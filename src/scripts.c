@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Every Lua script redlock-cli sends, in one place (their source is in
  * scripts-lua.h).  Each runs atomically on the server, which is what makes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Connection settings, resolved once after parsing and before any lock is
  * taken: URLs from -u or the environment, the password, logging.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SHA-1 (FIPS 180-4), only to name Lua scripts for EVALSHA the way the
  * server does.  Not used for anything secret.  Written here rather than

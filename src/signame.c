@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Signal names for --lost-signal: "TERM", "SIGTERM" or "15", as kill(1).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The guardian: nothing of a job may outlive its lock, not even when
  * redlock-cli itself is killed (SIGKILL, the OOM killer), and not the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internals of the supervisor, shared by its files only:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The processes of a job, as /proc shows them: the children of the
  * guardian (being the job's subreaper, it gets every process the job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redlock-cli's side of the job: what the guardian (supervise-guard.c)
  * tells us about the command, what we ask it to do, and its end, which is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Starting the command, in the guardian (supervise-guard.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Supervising run's command while the lock is held: renewal on a
  * CLOCK_MONOTONIC schedule, the signals sent to us, and the answer to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TLS under the connection layer, through OpenSSL.
  *
@@ -72,16 +73,18 @@ static int	 tls_load(char *, size_t);
 static void	 tls_ssl_error(const char *, char *, size_t);
 static int	 tls_would_block(int, int *);
 
+/* The libssl names tried, newest first. */
+static const char *tls_libs[] = { "libssl.so.3", "libssl.so.1.1",
+    "libssl.so", NULL };
+
 /* Resolve every function we use, or say which one is missing. */
 static int
 tls_load(char *err, size_t len)
 {
-	static const char *libs[] = { "libssl.so.3", "libssl.so.1.1",
-	    "libssl.so", NULL };
 	int i;
 
-	for (i = 0; libs[i] != NULL && tls.lib == NULL; i++)
-		tls.lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+	for (i = 0; tls_libs[i] != NULL && tls.lib == NULL; i++)
+		tls.lib = dlopen(tls_libs[i], RTLD_NOW | RTLD_LOCAL);
 	if (tls.lib == NULL) {
 		(void)snprintf(err, len, "TLS needs libssl (OpenSSL), which "
 		    "cannot be loaded: %s", dlerror());
@@ -347,4 +350,24 @@ tls_write(struct tls_conn *t, const void *buf, size_t n, int *want_write,
 	tls_ssl_error("TLS write failed", err, len);
 	errno = EIO;
 	return (-1);
+}
+
+/*
+ * For --version: which libssl a TLS connection would load ("libssl.so.3
+ * loadable"), found by loading it and letting it go again.
+ */
+void
+tls_describe(char *buf, size_t len)
+{
+	void	*h;
+	int	 i;
+
+	for (i = 0; tls_libs[i] != NULL; i++) {
+		if ((h = dlopen(tls_libs[i], RTLD_LAZY | RTLD_LOCAL)) != NULL) {
+			(void)snprintf(buf, len, "%s loadable", tls_libs[i]);
+			(void)dlclose(h);
+			return;
+		}
+	}
+	(void)snprintf(buf, len, "no libssl loadable");
 }

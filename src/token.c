@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Lock tokens: 128 random bits as 32 lower-case hex digits.  The kernel's
  * getrandom() is the source; libuuid's random UUID generator (which reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Redis URLs: redis://[[user]:pass@]host[:port][/db], unix://[[user]:pass@]
  * /path[?db=N], IPv6 hosts in brackets.  Pure: returns an error phrase,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation that cannot fail: out of memory is fatal (exit 69), as in
  * tmux's xmalloc.c.  Lock-holding code never needs large allocations, so a

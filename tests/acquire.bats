@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # acquire KEY: token on stdout, the key layout, -t, -n, -w, -E, -q, --json,
 # fencing, --token, --prefix, and keys with unusual bytes.
 
@@ -189,7 +190,7 @@ script_calls() {
 	validity=$(json_field validity_ms)
 	((validity > 4000 && validity < 5000))
 	[ "$(json_field fence)" = 1 ]
-	if command -v jq >/dev/null; then
+	if have jq; then
 		printf '%s\n' "$output" | jq -e '.key == "k" and
 		    (.token | test("^[0-9a-f]{32}$")) and .ttl_ms == 5000 and
 		    .validity_ms > 4000 and .fence == 1' >/dev/null
@@ -197,7 +198,7 @@ script_calls() {
 }
 
 @test "acquire --json escapes the key as a JSON string" {
-	command -v jq >/dev/null || skip "jq is not installed"
+	need jq
 	local key=$'q"uo\\te\nline'
 	run --separate-stderr redlock-cli acquire "$key" --json
 	assert_success

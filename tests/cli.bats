@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Dispatch, help, version, and option parsing shared by every command.
 
 load helpers
@@ -38,11 +39,15 @@ usage_of() { redlock-cli help "$1" | head -n 1; }
 	REDLOCK_URL=unix:///nonexistent.sock run -0 redlock-cli --help
 }
 
-@test "--version and -V print the name and version on stdout" {
+@test "--version and -V print the name, version, hiredis and TLS library on stdout" {
 	run --separate-stderr redlock-cli --version
 	assert_success
-	assert_output --regexp '^redlock-cli [0-9]+\.[0-9]+\.[0-9]+'
+	assert_output --regexp '^redlock-cli [0-9]+\.[0-9]+\.[0-9]+ \(hiredis [0-9]+\.[0-9]+\.[0-9]+, TLS: (libssl\.so[.0-9]* loadable|no libssl loadable)\)$'
 	[ -z "$stderr" ]
+	# make test HIREDIS=1 says which hiredis it built against.
+	if [ -n "${REDLOCK_TEST_HIREDIS:-}" ]; then
+		assert_output --partial "(hiredis $REDLOCK_TEST_HIREDIS,"
+	fi
 	local version=$output
 	run --separate-stderr redlock-cli -V
 	assert_success

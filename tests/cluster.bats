@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Redis Cluster (issue 5): redis+cluster://seed1,seed2 and plain redis://
 # to any node; MOVED is followed (also when the slot moves while run
 # holds the lock), ASK is followed once behind ASKING (status and extend
@@ -352,6 +353,7 @@ keys_in_slot_on() {
 }
 
 @test "status through any node shows the holder, and free (exit 1) after release" {
+	need jq
 	for k in a b c; do
 		token=$(redlock-cli -u "$(url_of "$(owner_of "$k")")" acquire "$k" -t 60s)
 		for n in $NODES; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Mutual exclusion under contention, observed from outside: a mkdir/rmdir
 # probe that fails if two holders are ever inside at once.
 

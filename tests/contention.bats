@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Contention (issue 4): waiters woken by the release itself (BZPOPMIN on a wake
 # key), at the holder's expiry, exact -w deadlines, mutual exclusion under
 # load, no thundering herd, FIFO fairness (--fair) and semaphores (--limit).
@@ -196,7 +197,7 @@ EOF
 }
 
 @test "one release wakes one of 20 waiters: at most 3 scripts and under 10 server commands per hand-off, 2 BZPOPMINs per waiter" {
-	local i pids=() tok before scripts bzpopmins bad=0 all all_before
+	local i pids=() tok before scripts bzpopmins bad=0 all all_before bz_unseen
 	# The counts hold while no waiter's fallback poll (1.5 s or more)
 	# fires during the hand-offs: not so under valgrind.
 	skip_if_slow
@@ -213,6 +214,9 @@ EOF
 	# failed attempt came before).
 	before=$(( $(cmd_calls evalsha) + $(cmd_calls eval) ))
 	all_before=$(all_calls)
+	# Redis 7 counts a BZPOPMIN when it blocks, Valkey 8 when it returns:
+	# the wake-ups of the 20 already blocked are left out either way.
+	bz_unseen=$(( 20 - $(cmd_calls bzpopmin) ))
 	run --separate-stderr redlock-cli release k --token "$tok"
 	assert_success
 	for i in "${pids[@]}"; do
@@ -232,10 +236,10 @@ EOF
 	[ "$bzpopmins" -ge 20 ]
 	[ "$bzpopmins" -le 40 ]
 	# Issue 4: under 10 server commands per hand-off, counted as INFO
-	# commandstats does (the scripts' own calls included).  A waiter's
-	# BZPOPMIN was counted when it blocked, before this count began.
-	all=$(( $(all_calls) - all_before ))
-	echo "20 hand-offs: $all server commands"
+	# commandstats does (the scripts' own calls included), without the
+	# wake-ups of the BZPOPMINs that blocked before this count began.
+	all=$(( $(all_calls) - all_before - bz_unseen ))
+	echo "20 hand-offs: $all server commands ($bz_unseen wake-ups left out)"
 	[ "$all" -lt 200 ]
 }
 
@@ -397,6 +401,7 @@ EOF
 }
 
 @test "status --limit 3 lists every holder, as text and as JSON" {
+	need jq
 	local a b
 	run --separate-stderr redlock-cli acquire k --limit 3 -t 30s
 	assert_success
@@ -426,6 +431,7 @@ EOF
 }
 
 @test "status --limit 3 of a free semaphore prints free and exits 1" {
+	need jq
 	run --separate-stderr redlock-cli status k --limit 3
 	assert_failure 1
 	assert_output free

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo: the main job against a throwaway redis-server.  Three "cron
 # jobs" start at the same moment on one lock; they take turns, each gets a
 # higher fencing token, and a fourth that will not wait gives up at once.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Durations: 250ms, 30s, 5m, 1h, 1.5s, a bare number of seconds.  Bad ones
 # are usage errors (64) naming the option and the value.
 

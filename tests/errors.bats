@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Servers that misbehave: a fake one that sends garbage, a reply of the
 # wrong type, closes, or never answers (tests/fakes/fake-redis.sh, socat);
 # and real ones that refuse: WRONGTYPE, OOM, a read-only replica.
@@ -32,7 +33,7 @@ fake_url() { echo "unix://$BATS_FILE_TMPDIR/fake-$1.sock"; }
 setup_file() {
 	redis_start main
 	export MAIN_URL=$REDLOCK_URL
-	if command -v socat >/dev/null; then
+	if have socat; then
 		local mode
 		for mode in $FAKE_MODES; do
 			fake_start "$mode" || return 1
@@ -56,7 +57,7 @@ setup() {
 }
 
 need_socat() {
-	command -v socat >/dev/null || skip "socat is not installed (make deps)"
+	need socat
 }
 
 # expect_fail CODE MAX_MS LINE CMD...: CMD exits CODE within MAX_MS with

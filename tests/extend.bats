@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # extend KEY --token TOK [-t TTL]: compare-and-pexpire; exit 3 when TOK
 # does not hold the lock.
 

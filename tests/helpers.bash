@@ -1,15 +1,68 @@
+# SPDX-License-Identifier: MIT
 # Loaded by every .bats file: assertions, the built binary first on PATH,
 # and throwaway redis-server processes that the tests start and stop
 # themselves (unix sockets or high ports, never 6379, stopped by PID).
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# bats-support and bats-assert from BATS_LIB_PATH, then from where Debian's
+# packages put them.
+BATS_LIB_PATH="${BATS_LIB_PATH:+$BATS_LIB_PATH:}/usr/lib/bats"
+bats_load_library bats-support
+bats_load_library bats-assert
 
+# ROOT is the source tree; REDLOCK_BUILD holds the redlock-cli and
+# tests/unit/test-units under test: REDLOCK_TEST_BUILD (make sanitize,
+# make test HIREDIS=1 build elsewhere), else the tree itself.
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
-[ -x "$ROOT/redlock-cli" ] || ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+[ -f "$ROOT/tests/helpers.bash" ] || ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
 export ROOT
-PATH="$ROOT:$PATH"
+REDLOCK_BUILD=${REDLOCK_TEST_BUILD:-$ROOT}
+export REDLOCK_BUILD
+PATH="$REDLOCK_BUILD:$PATH"
+
+# need CMD...: skip the test (or file, from setup_file) with one line when
+# a command it needs is missing, as make check wants; after make deps
+# (REDLOCK_TEST_MISSING=fail: make test) a missing one is make deps' bug,
+# and the test fails instead.
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null && continue
+		if [ "${REDLOCK_TEST_MISSING:-skip}" = fail ]; then
+			fail "$c is not installed, though make deps ran"
+		fi
+		skip "$c is not installed"
+	done
+}
+
+# have CMD: CMD is installed; when it is not, false (make check), or the
+# test fails after make deps (as need does).
+have() {
+	command -v "$1" >/dev/null && return 0
+	[ "${REDLOCK_TEST_MISSING:-skip}" != fail ] ||
+	    fail "$1 is not installed, though make deps ran"
+	return 1
+}
+
+# Another server than the redis-server on PATH (make test-servers):
+# REDLOCK_TEST_SERVER_BIN, REDLOCK_TEST_SENTINEL_BIN, REDLOCK_TEST_CLI_BIN
+# are put first on PATH under the names the tests call (redis-server,
+# redis-sentinel, redis-cli), so every start, Sentinel and Cluster
+# included, runs that server in its own mode.
+if [ -n "${REDLOCK_TEST_SERVER_BIN:-}" ]; then
+	_sb="$BATS_RUN_TMPDIR/server-bin"
+	if [ ! -d "$_sb" ]; then
+		mkdir -p "$_sb"
+		# Absolute, so that a relative path given by hand still works.
+		ln -s "$(realpath "$REDLOCK_TEST_SERVER_BIN")" "$_sb/redis-server"
+		ln -s "$(realpath "${REDLOCK_TEST_SENTINEL_BIN:-$REDLOCK_TEST_SERVER_BIN}")" \
+		    "$_sb/redis-sentinel"
+		ln -s "$(realpath "${REDLOCK_TEST_CLI_BIN:-$(dirname "$REDLOCK_TEST_SERVER_BIN")/redis-cli}")" \
+		    "$_sb/redis-cli"
+	fi
+	PATH="$_sb:$PATH"
+	unset _sb
+fi
 # make valgrind: the same suite, every redlock-cli under memcheck; a
 # memory error or a definite leak makes it exit 99.
 if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
@@ -18,7 +71,7 @@ if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
 #!/bin/sh
 exec valgrind -q --error-exitcode=99 --leak-check=full \\
     --errors-for-leak-kinds=definite --show-leak-kinds=definite \\
-    "$ROOT/redlock-cli" "\$@"
+    "$REDLOCK_BUILD/redlock-cli" "\$@"
 EOF
 	chmod +x "$BATS_RUN_TMPDIR/vg/redlock-cli"
 	PATH="$BATS_RUN_TMPDIR/vg:$PATH"
@@ -37,6 +90,12 @@ if [ -z "${REDLOCK_HELPERS_LOADED:-}" ]; then
 	unset REDLOCK_URL REDIS_URL REDLOCK_TOKEN REDLOCK_PREFIX \
 	    REDISCLI_AUTH REDLOCK_PASSWORD REDLOCK_USER \
 	    REDLOCK_SENTINEL_PASSWORD
+	# A make the tests run is a make of its own, not one more level of
+	# the make that runs them: make check in a package build passes
+	# STATIC=0, WERROR=0, PREFIX, ZSHCOMPDIR ... down, through MAKEFLAGS
+	# and as exported variables.
+	unset MAKEFLAGS MFLAGS MAKELEVEL STATIC WERROR BUILDDIR HIREDIS \
+	    PREFIX DESTDIR BINDIR MANDIR BASHCOMPDIR ZSHCOMPDIR FISHCOMPDIR
 	export REDLOCK_HELPERS_LOADED=1
 fi
 
@@ -59,6 +118,7 @@ redis_acl_user() {
 redis_start() {
 	local name=$1
 	shift
+	need redis-server redis-cli
 	local dir="$BATS_FILE_TMPDIR/redis-$name"
 	mkdir -p "$dir"
 	redis-server --port 0 --unixsocket "$dir/sock" --unixsocketperm 700 \
@@ -75,6 +135,7 @@ redis_start() {
 redis_start_tcp() {
 	local name=$1 port
 	shift
+	need redis-server redis-cli
 	local dir="$BATS_FILE_TMPDIR/redis-$name"
 	mkdir -p "$dir"
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -282,6 +343,7 @@ port_is_ours() {
 daemon_on_free_port() {
 	local dir=$1 port pid _
 	shift
+	need ss
 	for _ in 1 2 3 4 5; do
 		port=$(free_port) || return 1
 		rm -f "$dir/pid"

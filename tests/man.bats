@@ -1,13 +1,12 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 #
 # The man page: lint clean under mandoc and groff, and in step with the bash
 # completion, which mirrors the command table.
 
-bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# helpers: the assertion libraries and need; no server is started here.
+load helpers
 
-ROOT="$BATS_TEST_DIRNAME/.."
 MAN_FILE="$ROOT/man/redlock-cli.1"
 BASH_FILE="$ROOT/completions/redlock-cli.bash"
 
@@ -62,14 +61,14 @@ synopsis_options() {
 }
 
 @test "the man page is mandoc -Tlint clean" {
-	command -v mandoc >/dev/null || skip "mandoc is not installed"
+	need mandoc
 	run mandoc -Tlint -W warning "$MAN_FILE"
 	assert_success
 	assert_output ''
 }
 
 @test "the man page is groff -ww clean" {
-	command -v groff >/dev/null || skip "groff is not installed"
+	need groff
 	run groff -mandoc -ww -z "$MAN_FILE"
 	assert_success
 	assert_output ''
@@ -145,7 +144,7 @@ synopsis_options() {
 }
 
 @test "the man page renders with man -l" {
-	command -v man >/dev/null || skip "man is not installed"
+	need man
 	run env MANWIDTH=80 man -l "$MAN_FILE"
 	assert_success
 	assert_output --partial 'SYNOPSIS'

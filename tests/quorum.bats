@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Redlock quorum (issue 5): several -u URLs (or a comma/space list in
 # $REDLOCK_URL) are independent masters; every operation goes to all of
 # them, the lock is held iff a majority took it.  Five real servers q1..q5
@@ -114,6 +115,7 @@ blocked_everywhere() {
 }
 
 @test "quorum of 5: acquire sets the key with the same token on all five servers" {
+	need jq
 	run --separate-stderr redlock-cli "${U5[@]}" acquire k -t 10s --json
 	assert_success
 	[ -z "$stderr" ]
@@ -228,6 +230,7 @@ blocked_everywhere() {
 }
 
 @test "with one of three servers SIGSTOPped and the live fence counters out of step, acquire -t 200ms --io-timeout 100ms reports a lock with validity left" {
+	need jq
 	skip_if_slow
 	rcli q1 SET '{k}:fence' 5 >/dev/null
 	freeze q2
@@ -303,6 +306,7 @@ blocked_everywhere() {
 }
 
 @test "status on a quorum shows a holds line for each of the 3 servers and exits 0" {
+	need jq
 	token=$(redlock-cli "${U3[@]}" acquire k -t 10s)
 	run --separate-stderr redlock-cli "${U3[@]}" status k
 	assert_success
@@ -374,6 +378,7 @@ blocked_everywhere() {
 }
 
 @test "run loses the lock when two of three servers are SIGSTOPped: the child gets SIGTERM and run exits 75" {
+	need jq
 	skip_if_slow
 	start_bg holder "${U3[@]}" run k -t 1s --io-timeout 200ms -- \
 	    sh -c 'trap "echo TERM >\"\$1/marker\"; exit 0" TERM

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # release KEY --token TOK: compare-and-delete; exit 3 when TOK does not
 # hold the lock, saying whether it expired or someone else holds it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # --wait-replicas N [--wait-timeout DUR] (issue 5): WAIT after acquire and
 # after every renewal; fewer acknowledgements than N means not acquired
 # (released again) or, during run, a failed renewal.  A real master on TCP

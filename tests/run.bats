@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # run KEY -- CMD: exit codes, arguments, stdio, environment, holding the
 # lock, -n/-w, renewal, -c, usage errors, --min-hold, --jitter, --syslog.
 # Signals, the lost lock and the child's process state: supervise.bats.
@@ -350,7 +351,7 @@ run_usage() {
 # In a private mount namespace, a tmpfs over /dev holds a test syslog
 # socket at /dev/log (syslog(3) always writes there), read by socat.
 @test "run --syslog sends the same lines to syslog as LOG_USER with the pid" {
-	command -v socat >/dev/null || skip "socat is not installed"
+	need socat
 	unshare -m true 2>/dev/null ||
 	    skip "unshare -m is not permitted here (needs root)"
 	local t="$BATS_TEST_TMPDIR/ns" pid

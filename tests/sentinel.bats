@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Redis Sentinel (issue 5): redis-sentinel://h1:p1,h2:p2,h3:p3/mymaster.
 # Real servers: a master m1 and a replica m2 (TCP, high ports) watched by
 # three sentinels s1..s3 (quorum 2).  The failover test swaps the roles of
@@ -212,6 +213,7 @@ dead_port() { free_port; }
 }
 
 @test "status through the sentinel URL shows the holder, then free (exit 1) after release" {
+	need jq
 	token=$(redlock-cli -u "$SURL" acquire k -t 10s)
 	run --separate-stderr redlock-cli -u "$SURL" status k
 	assert_success

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # status KEY [--json]: who holds the lock; exit 0 when held, 1 when free.
 
 load helpers
@@ -84,7 +85,7 @@ setup() {
 	[[ $(json_field pid) =~ ^[1-9][0-9]*$ ]]
 	[ "$(json_field command)" = '"manual"' ]
 	[[ $(json_field since) =~ ^\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\"$ ]]
-	if command -v jq >/dev/null; then
+	if have jq; then
 		printf '%s\n' "$output" | jq -e '.held == true and
 		    .key == "k" and (.ttl_ms | type) == "number" and
 		    (.pid | type) == "number"' >/dev/null

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The stress mode (tests/stress/): a short run of `redlock-cli run` under
 # SIGKILLs (of pipelines and of jobs that leave a process behind too),
 # server pauses, delayed writes and replica restarts must show no
@@ -12,6 +13,8 @@ load helpers
 
 STRESS="$BATS_TEST_DIRNAME/stress/stress.sh"
 CHECK="$BATS_TEST_DIRNAME/stress/check.awk"
+# The binary under test (make sanitize's, say), not the tree's.
+export STRESS_REDLOCK_CLI="${STRESS_REDLOCK_CLI:-$REDLOCK_BUILD/redlock-cli}"
 
 setup() {
 	# stress.sh keeps its directory when a run fails: keep it here.

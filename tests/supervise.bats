@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # run's supervisor: signal forwarding, Ctrl-C at a terminal, the lost lock
 # (overwritten key, paused server), SIGKILL escalation, SIGKILL of run itself,
 # and the state the command starts in (descriptors, dispositions, mask).
@@ -123,7 +124,7 @@ forwarded() {
 }
 
 @test "Ctrl-C at a terminal interrupts the command exactly once" {
-	command -v script >/dev/null || skip "util-linux script is not installed"
+	need script
 	local status=0
 	# The pipe stays open until the lock is released, so that script
 	# never sees EOF while the command runs.
@@ -203,7 +204,7 @@ stays_stopped_with_lock() {
 outlasts_ttl() { sleep 1.5; }
 
 @test "Ctrl-Z at a terminal stops the job with the lock kept, and fg resumes it" {
-	command -v script >/dev/null || skip "util-linux script is not installed"
+	need script
 	ctrl_z_job 3 '' stays_stopped_with_lock
 	[ ! -e "$D/bad" ] || fail "$(cat "$D/bad")"
 	assert_equal "$(cat "$D/rc")" 0
@@ -213,7 +214,7 @@ outlasts_ttl() { sleep 1.5; }
 }
 
 @test "Ctrl-Z held past the lock's validity: after fg the command is killed, not resumed, and run exits 75" {
-	command -v script >/dev/null || skip "util-linux script is not installed"
+	need script
 	ctrl_z_job 30 '-t 1s' outlasts_ttl
 	# Within the 10 s wait for rc, not after the command's 30 s.
 	assert_equal "$(cat "$D/rc")" 75
@@ -453,7 +454,7 @@ EOF
 }
 
 @test "the command gets the signal mask redlock-cli was started with" {
-	command -v python3 >/dev/null || skip "python3 is not installed"
+	need python3
 	run --separate-stderr python3 -c '
 import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})

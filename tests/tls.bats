@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # TLS: rediss:// and --tls against real redis-server TLS ports, with a
 # throwaway CA, server and client certificates made here by openssl.
 
@@ -58,6 +59,7 @@ make_certs() {
 }
 
 setup_file() {
+	need redis-server redis-cli ss openssl
 	export CERTS="$BATS_FILE_TMPDIR/certs"
 	make_certs "$CERTS"
 	tls_server main

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # URLs, where the server is, and how we authenticate: bad URLs (64, the
 # password redacted), unreachable servers (69), IPv6, database numbers,
 # passwords from the URL, the environment or a file, and AUTH failures (77).

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // bench/node/lock-run.js: the node-redlock peer of redlock-cli's benchmarks
 // (bench/run.sh).  It does what a Node user of the npm package `redlock`
 // (with `ioredis`) writes to guard a command: take the lock, run the

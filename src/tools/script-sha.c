@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Build tool: print scripts-sha.h, the SHA-1 of every Lua script in
  * scripts-lua.h, as the server computes it for EVALSHA.  Run by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/deps/hiredis.sh: build hiredis 1.2 from Debian 13's source package
 # (fetched by tests/deps/debsrc.sh) into build/deps/hiredis, and print that
 # prefix on stdout (one line, an absolute path).  Progress goes to stderr;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bad-redis: a misbehaving Redis server for tests/faults/misbehaving.bats.
  * It reads real RESP requests and answers each with whatever it is told

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A deliberately broken Redis server for the protocol-error tests.
 #
 #   fake-redis.sh serve MODE SOCKET   listen on a unix socket (socat, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the two fakes (bad-redis.c, proxy.c) share: a message and exit 2 on
  * a setup error, the monotonic clock, and SIGTERM/SIGINT that only end the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * proxy: a loopback TCP proxy for the fault-injection tests
  * (tests/faults/), whose behaviour the tests switch while it runs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Safety: every step that can block while a lock is held or being taken
 # ends by the lock's validity minus the safety margin (a quarter of the
 # TTL), so the lost-lock signal reaches the command before the TTL ends,

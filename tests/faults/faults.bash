@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Loaded by every tests/faults/*.bats file, after ../helpers:
 #
 #	load ../helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # A misbehaving server (issue 7), tests/fakes/bad-redis.c: wrong types,
 # partial replies, huge lengths, error replies of every class, closing or
 # stalling mid-reply.  Every case must give one clear line on stderr,
@@ -71,7 +72,7 @@ requests() { grep -cx "$1" "$D/bad.log" || true; }
 limited() {
 	if [ -z "${VM_LIMIT_KB:-}" ] || is_slow; then
 		"$@"
-	elif ldd "$ROOT/redlock-cli" 2>/dev/null | grep -q libasan; then
+	elif ldd "$REDLOCK_BUILD/redlock-cli" 2>/dev/null | grep -q libasan; then
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=$((VM_LIMIT_KB / 1024))" \
 		    "$@"
 	else
@@ -169,7 +170,7 @@ acquire_case() {
 	    status k
 }
 
-@test "not RESP, negative lengths, nesting too deep: exit 76 protocol error at once" {
+@test "not RESP, negative lengths, RESP3, nesting too deep: exit 76 at once" {
 	local pe="$S: protocol error:"
 	acquire_case not-resp 76 "$pe Protocol error, got \"h\" as reply type byte" \
 	    -r $'hello\r\n'

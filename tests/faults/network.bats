@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Fault injection (issue 7): the network between redlock-cli and a real
 # server, through tests/fakes/proxy.c: a blackholed connection, a reply
 # lost mid-command, a connection dropped during a run, and replies slower

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Fault injection (issue 7): a Redlock quorum of three servers, each
 # stopped and restarted in turn while `run -t 1s` holds the lock.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Fault injection (issue 7): the one server restarted during a hold, with
 # and without persistence, and paused (SIGSTOP) for longer than the TTL.
 # Each test says what run must do (issue 3, lost-lock policy): the exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Fault injection (issue 7): SIGKILL of redlock-cli at every stage of a
 # run: while connecting, after the acquire was sent but before its reply,
 # while the command runs, and during the release.  Whatever was written

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Nothing of a job outlives its lock (the "Safety" issue): every process
 # the command starts, also those that leave its process group or session,
 # is run's to wait for, to signal and to kill.

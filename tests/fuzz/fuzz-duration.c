@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: duration_parse() and duration_format() (src/duration.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the option parser (src/options.c) and the command
  * table (src/cmd.c), driven as main() drives them.

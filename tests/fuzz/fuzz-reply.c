@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the reply handling of the connection layer, where
  * server bytes are interpreted (conn_feed(), conn_on_reply(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the URL parser (src/url.c) and url_redact().
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared by the libFuzzer targets in tests/fuzz/: a check that aborts with
  * a message (libFuzzer then saves the input), and quiet stdio.

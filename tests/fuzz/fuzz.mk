@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libFuzzer targets (tests/fuzz/fuzz-*.c): `make fuzz-build`, `make fuzz`,
 # `make fuzz-check` (what tests/fuzz.bats runs), `make fuzz-hiredis1`.
 # Included from the Makefile; also works alone:

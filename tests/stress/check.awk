@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The history checker of tests/stress/stress.sh: awk -f check.awk LOG
 #
 # Prints one summary line on stdout, details on stderr, and exits 1 when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The processes of the jobs that stress.sh runs under `redlock-cli run`:
  * one critical section each, logged, with fenced writes to a shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared by the stress programs (child.c, worker.c): CLOCK_MONOTONIC time
  * relative to the run's start, one-write log lines, the environment, and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `make stress`: the history checker's stress run (tests/stress/stress.sh),
 # 16 workers x 200 cycles of `redlock-cli run` on one key with random
 # SIGKILLs, server pauses and delayed writes; prints one summary line and

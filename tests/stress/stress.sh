@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Stress mode: mutual exclusion and fencing of `redlock-cli run` under
 # faults, checked from a history.  Prints one summary line (check.awk) and
 # exits non-zero when the history shows a violation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One stress worker: CYCLES times, run a job under `redlock-cli run`, and
  * wait for redlock-cli and for every process of the job, taking SIGKILL

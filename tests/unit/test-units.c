@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the pure parts: durations, URLs, key slots and companion
  * keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# .ci/deb-check.sh: build the Debian package (make deb: dpkg-buildpackage,
+# whose dh_auto_test is make check, then lintian with no error and no
+# warning allowed), install it with dpkg -i, and run what a user of the
+# package would: redlock-cli --version and man redlock-cli, from the
+# installed files.  The package is removed again afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rc=0
+make deb || rc=$?
+# make check's lines from the package build, for CI's counts.
+grep -E '^(not )?ok [0-9]+ ' build/deb/build.log || true
+[ "$rc" = 0 ] || exit "$rc"
+set -- build/deb/redlock-cli_[0-9]*.deb
+deb=$1
+trap 'dpkg -r redlock-cli >/dev/null 2>&1 || true' EXIT
+dpkg -i "$deb"
+dpkg -L redlock-cli | grep -E 'bin/|man1/|completions|site-functions|vendor' 
+[ "$(dpkg -S /usr/bin/redlock-cli)" = "redlock-cli: /usr/bin/redlock-cli" ]
+/usr/bin/redlock-cli --version
+/usr/bin/redlock-cli --version | grep -qE '^redlock-cli [0-9.]+ \(hiredis [0-9.]+, TLS: '
+page=$(MANPAGER=cat MANWIDTH=80 man redlock-cli 2>/dev/null)
+printf '%s\n' "$page" | head -n 8
+printf '%s\n' "$page" | grep -q '^NAME' || { echo "man redlock-cli: no NAME section" >&2; exit 1; }
+[ "$(man -w redlock-cli)" = /usr/share/man/man1/redlock-cli.1.gz ]
+echo "deb-check: $deb installs, --version and man redlock-cli work"

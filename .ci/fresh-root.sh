@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# .ci/fresh-root.sh: the README's two commands on a machine that has
+# nothing: debootstrap a minimal Debian 12 (bookworm) into a scratch
+# directory, install only make and git there, clone this commit into it
+# and run `make demo` and `make test` in a chroot with /proc, /sys, /dev
+# (with /dev/pts) and /dev/shm mounted.  Everything is unmounted and
+# removed afterwards, also on failure or interruption.  Needs root and
+# debootstrap (make deps does not install it; .ci/run does).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+commit=$(git -C "$top" rev-parse HEAD)
+root=$(mktemp -d "${TMPDIR:-/var/tmp}/redlock-fresh-root.XXXXXX")
+mounts=(proc sys dev dev/pts dev/shm)
+
+cleanup() {
+	local rc=$? i m left=0
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+		m=$root/${mounts[i]}
+		mountpoint -q "$m" || continue
+		umount "$m" 2>/dev/null || umount -l "$m" || left=1
+	done
+	# Never remove through a mount that is still there (the host's /dev).
+	if [ $left = 0 ] && ! grep -qF " $root/" /proc/self/mounts; then
+		rm -rf --one-file-system "$root"
+	else
+		echo "fresh-root: $root still has mounts; left in place" >&2
+		rc=1
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "fresh-root: debootstrap --variant=minbase bookworm into $root"
+t0=$SECONDS
+debootstrap --variant=minbase --include=make,git bookworm "$root" "$mirror" \
+    >"$root.debootstrap.log" 2>&1 || { tail -n 20 "$root.debootstrap.log"; exit 1; }
+rm -f "$root.debootstrap.log"
+echo "fresh-root: debootstrap took $((SECONDS - t0)) s"
+
+mount -t proc proc "$root/proc"
+mount --bind /sys "$root/sys"
+mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
+mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+# What an installed system has and debootstrap does not write: without it
+# "localhost" is looked up in the DNS.
+[ -e "$root/etc/hosts" ] ||
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+    >"$root/etc/hosts"
+# The host's extra CA certificates (a TLS proxy's, say) go along, so that
+# npm in the root trusts the registry as npm on the host does.
+extra_ca=()
+if [ -r "${NODE_EXTRA_CA_CERTS:-}" ]; then
+	cp "$NODE_EXTRA_CA_CERTS" "$root/etc/host-extra-ca.crt"
+	extra_ca=(NODE_EXTRA_CA_CERTS=/etc/host-extra-ca.crt)
+fi
+
+git clone -q --no-local "$top" "$root/src/redlock-cli"
+git -C "$root/src/redlock-cli" checkout -q "$commit"
+
+# The README's two commands, as a new user would type them, with none of
+# our environment.
+chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 CI=true "${extra_ca[@]}" \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    sh -c 'cd /src/redlock-cli && make demo && make test' </dev/null

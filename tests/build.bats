@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# The Makefile for packagers (make -n: nothing is built or removed here):
+# STATIC, WERROR, CPPFLAGS, LDFLAGS, CC_FOR_BUILD, pkg-config's libdir, no
+# probe on make clean, sanitize in its own directory; and make check's
+# one-line skips.
+
+load helpers
+
+# The defaults are what is checked, not a package build's flags.
+unset CFLAGS CPPFLAGS LDFLAGS CC CC_FOR_BUILD PKG_CONFIG PKG_CONFIG_PATH
+
+# mk ARGS...: make -n in the tree, forced to rebuild, output in $output.
+mk() {
+	run -0 make -C "$ROOT" --no-print-directory -n -B "$@"
+}
+
+@test "STATIC=0 links hiredis and libuuid shared; the default links their archives" {
+	mk BUILDDIR=build/t STATIC=0 build/t/redlock-cli
+	assert_line --regexp '^cc .* -o build/t/redlock-cli .* -lhiredis .*-luuid'
+	refute_output --partial 'libhiredis.a'
+	mk BUILDDIR=build/t build/t/redlock-cli
+	assert_line --regexp '^cc .* -o build/t/redlock-cli .*/libhiredis\.a .*/libuuid\.a'
+}
+
+@test "the static link takes libhiredis.a from hiredis's pkg-config libdir" {
+	local d="$BATS_TEST_TMPDIR/hiredis"
+	mkdir -p "$d/lib/pkgconfig" "$d/include/hiredis"
+	: >"$d/lib/libhiredis.a"
+	# shellcheck disable=SC2016 # pkg-config's own ${...}
+	printf '%s\n' "prefix=$d" 'libdir=${prefix}/lib' \
+	    'includedir=${prefix}/include' 'Name: hiredis' 'Description: t' \
+	    'Version: 1.2.0' 'Libs: -L${libdir} -lhiredis' \
+	    'Cflags: -I${includedir}' >"$d/lib/pkgconfig/hiredis.pc"
+	PKG_CONFIG_PATH="$d/lib/pkgconfig" mk BUILDDIR=build/t build/t/redlock-cli
+	assert_line --regexp "^cc .* -o build/t/redlock-cli .* $d/lib/libhiredis\\.a "
+	assert_line --regexp "^cc .* -I$d/include .*-c -o build/t/src/conn\\.o"
+}
+
+@test "WERROR=0 drops -Werror only; CPPFLAGS and LDFLAGS reach the compiler and the linker" {
+	mk BUILDDIR=build/t build/t/src/url.o
+	assert_line --regexp '^cc .*-Wall -Wextra -Werror .*-o build/t/src/url\.o'
+	mk BUILDDIR=build/t WERROR=0 CPPFLAGS=-DRL_TEST_CPP LDFLAGS=-Wl,-z,rl-test \
+	    build/t/redlock-cli
+	assert_line --regexp '^cc -DRL_TEST_CPP .*-Wall -Wextra .*-o build/t/src/url\.o'
+	refute_output --partial -- '-Werror'
+	assert_line --regexp '^cc .*-Wl,-z,rl-test .*-o build/t/redlock-cli '
+}
+
+@test "script-sha is built with CC_FOR_BUILD, not CC" {
+	mk CC=target-cc CC_FOR_BUILD=build-cc src/scripts-sha.h
+	assert_line --regexp '^build-cc -std=c11 '
+	assert_output --partial '-o src/tools/script-sha src/tools/script-sha.c'
+	refute_output --partial 'target-cc'
+}
+
+@test "make clean runs no compiler and no pkg-config" {
+	local log="$BATS_TEST_TMPDIR/probes" probe="$BATS_TEST_TMPDIR/probe"
+	# shellcheck disable=SC2016 # for the probe to expand
+	printf '#!/bin/sh\necho "$0 $*" >>%q\nexit 1\n' "$log" >"$probe"
+	chmod +x "$probe"
+	: >"$log"
+	run -0 make -C "$ROOT" -n clean CC="$probe" PKG_CONFIG="$probe"
+	assert_output --partial 'rm -f'
+	[ ! -s "$log" ] || fail "probes ran: $(cat "$log")"
+	# The same probe is run when building, so the check can fail.
+	run make -C "$ROOT" -n -B BUILDDIR=build/t CC="$probe" PKG_CONFIG="$probe" \
+	    build/t/redlock-cli
+	[ -s "$log" ] || fail "the probe never ran"
+}
+
+@test "make sanitize builds in build/sanitize and cleans nothing of the developer's" {
+	run -0 make -C "$ROOT" --no-print-directory -n -B sanitize
+	assert_line --regexp '^cc .*-fsanitize=address,undefined .*-o build/sanitize/src/main\.o'
+	assert_line --regexp 'REDLOCK_TEST_BUILD=.*/build/sanitize bats '
+	refute_line --regexp '^rm '
+	refute_line --regexp 'make.* clean'
+}
+
+@test "zsh completions go to PREFIX/share/zsh/site-functions unless ZSHCOMPDIR says otherwise" {
+	run -0 make -C "$ROOT" -n install PREFIX=/p
+	assert_line 'install -m 644 completions/_redlock-cli /p/share/zsh/site-functions/_redlock-cli'
+	run -0 make -C "$ROOT" -n install PREFIX=/p ZSHCOMPDIR=/z
+	assert_line 'install -m 644 completions/_redlock-cli /z/_redlock-cli'
+}
+
+@test "a missing tool skips its test with one line, and fails it after make deps" {
+	local t="$BATS_TEST_TMPDIR/need.bats"
+	printf '%s\n' "load '$ROOT/tests/helpers'" \
+	    '@test "t" { need no-such-tool-here; }' >"$t"
+	run env -u REDLOCK_TEST_MISSING bats "$t"
+	assert_success
+	assert_line 'ok 1 t # skip no-such-tool-here is not installed'
+	run env REDLOCK_TEST_MISSING=fail bats "$t"
+	assert_failure
+	assert_line 'not ok 1 t'
+	assert_line --partial 'no-such-tool-here is not installed, though make deps ran'
+}
+
+@test "make check without bats runs the unit tests and says in one line why it skipped the suite" {
+	local bin="$BATS_TEST_TMPDIR/bin"
+	mkdir -p "$bin"
+	ln -s "$(command -v sh)" "$bin/sh"
+	[ -x "$REDLOCK_BUILD/tests/unit/test-units" ] ||
+	    make -C "$ROOT" tests/unit/test-units >/dev/null
+	run env PATH="$bin" REDLOCK_TEST_BUILD="$REDLOCK_BUILD" \
+	    "$bin/sh" "$ROOT/tests/check.sh" "$ROOT/tests/"
+	assert_success
+	assert_line -n 0 'make check: bats is not installed: skipping the bats suite, running the unit tests only'
+	assert_line --regexp '^[0-9]+ passed, 0 failed$'
+}
