@@ -150,7 +150,7 @@ EOF
 	assert_line --partial 'closed by open'
 }
 
-@test "check.awk: a pipeline's sink may log before its child; faults are counted by kind" {
+@test "check.awk: a pipeline's sink may log before its child, or alone; faults are counted by kind" {
 	check "$(history | sed '/^checked 1$/d'; cat <<EOF
 proc 4 1 5990000 104 sink
 start 4 1 6000000 105 pipe
@@ -163,9 +163,14 @@ EOF
 )"
 	assert_success
 	assert_line 'stress: 2 cycles (4 tried), 2 workers, 1 server, ttl 500ms, jobs: 1 pipelines 0 with a background process, faults: 2 kills (1 of pipelines, 0 with a background process) 1 pauses 1 delayed writes 1 replica kills, lost locks 0, overlaps 0, stale writes accepted 0, rejected 1 (1 late, 0 in-lock), fence order errors 0, locks leaked 0'
-	check "$(history | sed '/^checked 1$/d'; printf 'proc 9 1 5990000 104 sink\nchecked 1\n')"
+	# A job stopped before its child logged at all: the sink's line opens
+	# the section, and a holder that starts before the job's exit line
+	# overlaps it.
+	check "$(history | sed '/^checked 1$/d'; printf 'proc 9 1 5990000 104 sink\nexit 1 137 6600000\nchecked 1\n')"
+	assert_success
+	check "$(history | sed '/^checked 1$/d'; printf 'proc 9 1 5990000 104 sink\nstart 10 2 6500000 106\nend 10 2 6550000 0\nexit 1 137 6600000\nchecked 1\n')"
 	assert_failure 1
-	assert_line --partial 'proc without start'
+	assert_line --regexp '^stress: .*, overlaps 1, '
 }
 
 @test "check.awk: overlapping critical sections fail" {

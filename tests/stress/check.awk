@@ -78,16 +78,26 @@ function ended(k, t) {
 	nend[k]++
 	if (!(k in lastend) || t > lastend[k]) lastend[k] = t
 }
+# open(k, fence, worker, t): the critical section of (worker, fence), from
+# its first recorded process on.  A pipeline's sink may be that first one,
+# and its job may be stopped before the child logs its `start` at all.
+function open(k, f, w, t) {
+	n++
+	sec[k] = n; key[n] = k; fen[n] = f + 0; wk[n] = w; st[n] = t + 0
+	en[n] = -1; shape[n] = "unstarted"
+	if (!(k in laststart) || st[n] > laststart[k]) laststart[k] = st[n]
+	cur[w] = n
+}
 $1 == "start" {
 	if (NF < 4 || !num($2) || !num($3) || !num($4)) { bad("bad start"); next }
 	k = $3 SUBSEP $2
-	if (k in sec) { dup++; bad("second start of one acquisition"); next }
-	n++
-	sec[k] = n; key[n] = k; fen[n] = $2 + 0; wk[n] = $3; st[n] = $4 + 0
-	en[n] = -1; nproc[k]++
-	if (!(k in laststart) || st[n] > laststart[k]) laststart[k] = st[n]
-	shape[n] = NF >= 6 ? $6 : "plain"; jobs[shape[n]]++
-	cur[$3] = n
+	if (k in started) { dup++; bad("second start of one acquisition"); next }
+	if (!(k in sec))
+		open(k, $2, $3, $4)
+	i = sec[k]; started[k] = 1; nproc[k]++
+	if ($4 + 0 < st[i]) st[i] = $4 + 0
+	if ($4 + 0 > laststart[k]) laststart[k] = $4 + 0
+	shape[i] = NF >= 6 ? $6 : "plain"
 	next
 }
 $1 == "end" {
@@ -105,6 +115,8 @@ $1 == "proc" {
 	if (NF < 6 || !num($2) || !num($3) || !num($4) || !num($5)) { bad("bad proc"); next }
 	k = $3 SUBSEP $2
 	if ((k SUBSEP $5) in procs) { bad("second proc"); next }
+	if (!(k in sec))
+		open(k, $2, $3, $4)
 	procs[k SUBSEP $5] = NR; nproc[k]++; roles[$6]++
 	if (!(k in laststart) || $4 + 0 > laststart[k]) laststart[k] = $4 + 0
 	next
@@ -169,15 +181,10 @@ $1 == "note" { next }
 { bad("unknown line") }
 
 END {
+	for (i = 1; i <= n; i++)
+		jobs[shape[i]]++
 	# Where each section ends: at its job's last end line, or at the
 	# worker's exit line after a death, or never (see above).
-	for (p in procs) {
-		split(p, pk, SUBSEP)
-		if (!((pk[1] SUBSEP pk[2]) in sec) && ++malformed <= 5)
-			printf "check: line %d: proc without start: fence %s, " \
-			    "worker %s, pid %s\n", procs[p], pk[2], pk[1], \
-			    pk[3] > "/dev/stderr"
-	}
 	for (i = 1; i <= n; i++) {
 		k = key[i]
 		if (nend[k] == nproc[k]) {
