@@ -317,7 +317,7 @@ supervise_guard_reaped(struct guard *g)
 		return;
 	if (!g->is_told)
 		supervise_guard_tell(g, SUPERVISE_EXITED, done ? 0 :
-		    supervise_proc_descendants(g->self), done);
+		    supervise_proc_signal_descendants(g->self, 0, 0), done);
 	if (done || g->release_on_exit)
 		_exit(EXIT_OK);
 }

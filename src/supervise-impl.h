@@ -122,7 +122,6 @@ int	  supervise_guard_send(int, int, int);
 int	  supervise_guard_recv(int, struct supervise_msg *);
 
 /* supervise-proc.c */
-int	  supervise_proc_descendants(pid_t);
 int	  supervise_proc_signal_descendants(pid_t, int, pid_t);
 int	  supervise_proc_signal_children(pid_t, int);
 

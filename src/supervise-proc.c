@@ -219,28 +219,6 @@ supervise_proc_tree(pid_t root, struct supervise_proc **v, size_t *n,
 }
 
 /*
- * How many live processes descend from root (zombies have ended, only
- * not been reaped yet), or -1.
- */
-int
-supervise_proc_descendants(pid_t root)
-{
-	struct supervise_proc	*v;
-	size_t			 n, i;
-	char			*mark;
-	int			 count = 0;
-
-	if (supervise_proc_tree(root, &v, &n, &mark) == -1)
-		return (-1);
-	for (i = 0; i < n; i++)
-		if (mark[i] == 1 && v[i].state != 'Z')
-			count++;
-	free(mark);
-	free(v);
-	return (count);
-}
-
-/*
  * sig to the process p was read from, and to no other: through a pidfd
  * that is checked to be that process (its pid and start time) before
  * use.  Without pidfds (Linux before 5.3), the check and kill().
@@ -271,8 +249,9 @@ supervise_proc_send(const struct supervise_proc *p, int sig)
 }
 
 /*
- * sig to every live descendant of root, one by one, except those in the
- * process group skip (0: none), which the caller signals itself.
+ * sig to every live descendant of root (zombies have ended, only not been
+ * reaped yet), one by one, except those in the process group skip (0:
+ * none), which the caller signals itself; sig 0 only counts them.
  * Returns how many there were, or -1 if none could be listed.
  */
 int
@@ -289,7 +268,7 @@ supervise_proc_signal_descendants(pid_t root, int sig, pid_t skip)
 		if (mark[i] != 1 || v[i].state == 'Z')
 			continue;
 		count++;
-		if (skip == 0 || v[i].pgrp != skip)
+		if (sig != 0 && (skip == 0 || v[i].pgrp != skip))
 			(void)supervise_proc_send(&v[i], sig);
 	}
 	free(mark);
