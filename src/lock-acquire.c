@@ -14,6 +14,14 @@
 
 #include "redlock.h"
 
+/* What lock_keep() decided about a take by a majority. */
+enum lock_keep {
+	KEEP_OURS,		/* the lock is ours */
+	KEEP_TOO_LATE,		/* less than the margin left: try again */
+	KEEP_UNFENCED,		/* no majority lifted: as a split vote */
+	KEEP_NOT_REPLICATED	/* WAIT failed: give it back and fail */
+};
+
 /* A pause before trying again after a take that came too late. */
 #define LOCK_LATE_PAUSE_MS	50
 
@@ -21,7 +29,7 @@ static int	 lock_is_pair(const redisReply *);
 static void	 lock_forget_attempt(struct lock *);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
-static int	 lock_keep(struct lock *, struct lock_round *,
+static enum lock_keep lock_keep(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
 static void	 lock_too_late(struct lock *, int64_t, int64_t);
 
@@ -125,23 +133,22 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
  * A majority took the lock in the attempt begun at start_ns: can we keep
  * it?  Quorum fencing and WAIT for replicas come first, each bounded by
  * cap_ns (the validity minus the margin); then at least the margin must be
- * left, or there is no time to run anything under it.  Returns 1 (ours),
- * 0 (too late or not fenced: give it back and try again) or -1 (WAIT
- * failed: give it back and fail; l->err set).
+ * left, or there is no time to run anything under it.
  */
-static int
+static enum lock_keep
 lock_keep(struct lock *l, struct lock_round *rd, const long long *fences,
     long long fence, int64_t cap_ns)
 {
-	if (l->nconns > 1 && (clock_mono_ns() > cap_ns ||
-	    lock_raise_fence(l, rd, fences, fence, cap_ns) != 0))
-		return (0);
+	if (clock_mono_ns() > cap_ns)
+		return (KEEP_TOO_LATE);
+	if (l->nconns > 1 && lock_raise_fence(l, rd, fences, fence,
+	    cap_ns) != 0)
+		return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE :
+		    KEEP_UNFENCED);
 	l->err[0] = '\0';
 	if (lock_wait_replicas(l, cap_ns) == -1)
-		return (-1);
-	if (clock_mono_ns() > cap_ns)
-		return (0);
-	return (1);
+		return (KEEP_NOT_REPLICATED);
+	return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE : KEEP_OURS);
 }
 
 /* l->err for a take that left less than the margin of validity. */
@@ -179,7 +186,8 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	char			 limit[32], lease[32];
 	long long		*fences, fence;
 	int64_t			 deadline_ns = 0, start, now, hint, cap_ns;
-	int			 rc, kept;
+	enum lock_keep		 kept;
+	int			 rc;
 
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
@@ -243,9 +251,9 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 			}
 		}
 		kept = held >= l->quorum ? lock_keep(l, &rd, fences, fence,
-		    cap_ns) : 0;
+		    cap_ns) : KEEP_UNFENCED;
 		lock_round_free(l, &rd);
-		if (kept == 1) {
+		if (kept == KEEP_OURS) {
 			free(fences);
 			l->fence = fence;
 			l->ttl_ms = ttl_ms;
@@ -254,13 +262,13 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 			    lock_drift_ms(ttl_ms));
 			return (EXIT_OK);
 		}
-		if (kept == -1) {
+		if (kept == KEEP_NOT_REPLICATED) {
 			/* Not safely ours: give it back, fail. */
 			lock_forget_attempt(l);
 			free(fences);
 			return (EXIT_UNAVAILABLE);
 		}
-		if (held >= l->quorum) {
+		if (kept == KEEP_TOO_LATE) {
 			/* Ours, but too late to run anything under it. */
 			lock_too_late(l, start, ttl_ms);
 			lock_forget_attempt(l);

@@ -256,6 +256,22 @@ blocked_everywhere() {
 	assert_success
 }
 
+@test "a frozen minority holds a short-TTL quorum round to the validity's margin: acquire -n gives it back, exit 69 'taken too late', and runs nothing" {
+	skip_if_slow
+	freeze q3
+	# TTL 400ms: the round may last until 400 - 6 - 100 = 294 ms, and the
+	# frozen server holds it that long (its I/O timeout is 1 s).
+	run --separate-stderr redlock-cli "${U3[@]}" run k -t 400ms -n -- \
+	    touch "$D/ran"
+	assert_failure 69
+	[ ! -e "$D/ran" ] || fail "the command ran"
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\':\ taken\ too\ late\ to\ be\ used:\ the\ servers\ took\ [0-9.]+m?s,\ leaving\ less\ than\ the\ 100ms\ safety\ margin\ of\ its\ validity$ ]] ||
+	    fail "stderr: $stderr"
+	# Given back on the two live servers.
+	assert_equal "$(rcli q1 EXISTS k)" 0
+	assert_equal "$(rcli q2 EXISTS k)" 0
+}
+
 @test "release on a quorum deletes the key on every server" {
 	token=$(redlock-cli "${U3[@]}" acquire k -t 10s)
 	held_on k "$token" q1 q2 q3
