@@ -487,18 +487,18 @@ case_callgrind() {
 	read -r tok </proc/sys/kernel/random/uuid
 	sa=$(cg redis-cli -s "$SOCK" SET bench:cg:cli "$tok" NX PX 30000)
 	sr=$(cg redis-cli -s "$SOCK" EVAL "$CAD_LUA" 1 bench:cg:cli "$tok")
-	v=$(cg "$RL" --version)
+	v=$(cg "$RL" -h)
 	t=$(cg /bin/true)
 	row "instructions: \`acquire k -n\`" "$a" "redis-cli SET NX PX: $sa" \
 	    "$(ratio "$a" "$sa")" "record" "info"
 	row "instructions: \`release k --token T\`" "$r" \
 	    "redis-cli EVAL: $sr" "$(ratio "$r" "$sr")" "record" "info"
-	row "instructions: \`--version\` (start-up floor)" "$v" \
+	row "instructions: \`-h\` (start-up floor)" "$v" \
 	    "/bin/true: $t" "$(ratio "$v" "$t")" "—" "info"
 }
 
 # 5. Diagnostic: process start-up alone, same harness.
-start_redlock() { "$RL" --version >/dev/null; }
+start_redlock() { "$RL" -h >/dev/null; }
 start_rediscli() { redis-cli --version >/dev/null; }
 start_true() { /bin/true; }
 case_startup() {
@@ -507,7 +507,7 @@ case_startup() {
 	read -r -a a < <(stats "$TMP/startup.1")
 	read -r -a b < <(stats "$TMP/startup.2")
 	read -r -a c < <(stats "$TMP/startup.3")
-	row "start-up: \`redlock-cli --version\`, median" "$(ms "${a[0]}")" \
+	row "start-up: \`redlock-cli -h\`, median" "$(ms "${a[0]}")" \
 	    "/bin/true: $(ms "${c[0]}")" "$(ratio "${a[0]}" "${c[0]}")" \
 	    "—" "info"
 	row "start-up: \`redis-cli --version\`, median" "$(ms "${b[0]}")" \
