@@ -172,3 +172,22 @@ silent_resolver() {
 	grep -q "the name lookup did not answer within" "$D/runA.err" ||
 	    fail "no lookup timeout said: $(cat "$D/runA.err")"
 }
+
+@test "a TLS handshake that never completes ends by the validity's margin, not the connect timeout" {
+	command -v socat >/dev/null || skip "socat is not installed"
+	local port start
+	port=$(free_port) || fail "no free port"
+	# Takes the connection and the ClientHello, never answers.
+	socat -u "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr" /dev/null \
+	    </dev/null >/dev/null 2>&1 3>&- &
+	RESOLVER_PID=$!
+	wait_until eval "ss -ltnH | grep -q '127.0.0.1:$port '" ||
+	    fail "the listener did not start"
+	start=$(now_ms)
+	run --separate-stderr redlock-cli -u "rediss://127.0.0.1:$port" \
+	    --connect-timeout 5s acquire tk -t 400ms -n
+	assert_failure 69
+	# 400 - 6 (drift) - 100 (margin) = 294 ms, not the 5 s.
+	assert_lt $(($(now_ms) - start)) 2000 "ms the acquire took"
+	assert_stderr_match "redlock-cli: cannot connect to rediss://127\\.0\\.0\\.1:$port: timed out after 29[0-4]ms"
+}
