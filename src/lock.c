@@ -50,14 +50,6 @@ lock_margin_ns(int64_t ttl_ms)
 	return (clock_ms_to_ns(ttl_ms) / 4);
 }
 
-/* What a lock of this TTL leaves to work in: TTL - drift - margin. */
-int64_t
-lock_validity_ms(int64_t ttl_ms)
-{
-	return (ttl_ms - lock_drift_ms(ttl_ms) - lock_margin_ns(ttl_ms) /
-	    1000000);
-}
-
 /*
  * The instant by which every step of an operation begun at start_ns on a
  * lock of ttl_ms must be over: its validity minus the margin.

@@ -117,8 +117,9 @@ options_duration(const char *option, const char *value, int64_t *ms,
 
 /*
  * A TTL the lock can be kept by: under LOCK_MIN_TTL_MS, the drift
- * allowance and the safety margin leave no validity to run a command in
- * (and a quorum would retry for ever), so it is refused here, by name.
+ * allowance (TTL/100 + 2ms) and the safety margin (TTL/4) leave next to
+ * no validity to run a command in (and a quorum would retry for ever), so
+ * it is refused here, by name.  From 10ms on, 5ms or more are left.
  */
 static int
 options_ttl(const char *value, int64_t *ms)
@@ -130,7 +131,7 @@ options_ttl(const char *value, int64_t *ms)
 		log_warnx("invalid --ttl '%s': %s", value, errstr);
 		return (EXIT_USAGE);
 	}
-	if (*ms < LOCK_MIN_TTL_MS || lock_validity_ms(*ms) <= 0) {
+	if (*ms < LOCK_MIN_TTL_MS) {
 		duration_format(LOCK_MIN_TTL_MS, least, sizeof(least));
 		log_warnx("invalid --ttl '%s': below the minimum of %s", value,
 		    least);

@@ -395,7 +395,6 @@ void	 lock_holders_free(struct lock_holder *, size_t);
 void	 lock_views_free(struct lock_view *, size_t);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);
-int64_t	 lock_validity_ms(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
 /* for lock-*.c */
 #define LOCK_FAIR_LEASE_MS	3000
