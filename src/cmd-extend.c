@@ -24,8 +24,9 @@ const struct cmd_entry cmd_extend_entry = {
 static int
 cmd_extend_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock	l;
-	char		ttl[32];
+	struct lock_spec spec;
+	struct lock	*l;
+	char		 ttl[32];
 	int		rc;
 
 	if (a->token == NULL) {
@@ -33,17 +34,17 @@ cmd_extend_exec(struct global_opts *g, struct cmd_args *a)
 		    "REDLOCK_TOKEN");
 		return (EXIT_USAGE);
 	}
-	lock_init(&l, g, a->key);
-	l.limit = a->limit;
-	(void)lock_set_token(&l, a->token);
-	rc = lock_extend(&l, a->ttl_ms, 0);
+	cmd_lock_spec(a, &spec);
+	spec.token = a->token;
+	l = lock_open(g, &spec);
+	rc = lock_extend(l, a->ttl_ms, 0);
 	if (rc == EXIT_OK) {
 		duration_format(a->ttl_ms, ttl, sizeof(ttl));
 		log_info("extended lock '%s' to %s", a->key, ttl);
 	} else if (rc == EXIT_NOT_OWNER)
-		cmd_report_not_owner(&l, "extend");
+		cmd_report_not_owner(l, "extend");
 	else
-		log_warnx("%s", l.err);
-	lock_free(&l);
+		log_warnx("%s", lock_error(l));
+	lock_close(l);
 	return (rc);
 }

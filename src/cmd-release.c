@@ -24,24 +24,25 @@ const struct cmd_entry cmd_release_entry = {
 static int
 cmd_release_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock	l;
-	int		rc;
+	struct lock_spec spec;
+	struct lock	*l;
+	int		 rc;
 
 	if (a->token == NULL) {
 		log_warnx("release: missing token: give --token or set "
 		    "REDLOCK_TOKEN");
 		return (EXIT_USAGE);
 	}
-	lock_init(&l, g, a->key);
-	l.limit = a->limit;
-	(void)lock_set_token(&l, a->token);
-	rc = lock_release(&l);
+	cmd_lock_spec(a, &spec);
+	spec.token = a->token;
+	l = lock_open(g, &spec);
+	rc = lock_release(l);
 	if (rc == EXIT_OK)
 		log_info("released lock '%s'", a->key);
 	else if (rc == EXIT_NOT_OWNER)
-		cmd_report_not_owner(&l, "release");
+		cmd_report_not_owner(l, "release");
 	else
-		log_warnx("%s", l.err);
-	lock_free(&l);
+		log_warnx("%s", lock_error(l));
+	lock_close(l);
 	return (rc);
 }

@@ -63,7 +63,8 @@ cmd_run_describe(char **argv)
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock		 l;
+	struct lock_spec	 spec;
+	struct lock		*l;
 	struct supervise_opts	 so;
 	sigset_t		 caller;
 	char			*shell_argv[4], **argv, *described, took[32];
@@ -92,35 +93,35 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	}
 	start = clock_mono_ns();
 	described = cmd_run_describe(argv);
-	lock_init(&l, g, a->key);
-	l.limit = a->limit;
-	l.is_fair = a->fair;
-	l.wait_mask = &caller;
-	rc = lock_acquire(&l, a->ttl_ms, a->wait_ms, described);
+	cmd_lock_spec(a, &spec);
+	spec.wait_mask = &caller;
+	spec.command = described;
+	l = lock_open(g, &spec);
 	free(described);
+	rc = lock_acquire(l);
 	if (rc == EXIT_OK && (sig = endsig_pending()) != 0) {
 		/* Told to end while taking it: no command, lock back. */
-		(void)lock_release(&l);
-		lock_free(&l);
+		(void)lock_release(l);
+		lock_close(l);
 		endsig_restore(&caller);
 		return (EXIT_SIGNAL_BASE + sig);
 	}
 	if (rc != EXIT_OK)
 		endsig_restore(&caller);
 	if (rc == EXIT_BUSY) {
-		cmd_report_busy(&l, a);
-		lock_free(&l);
+		cmd_report_busy(l, a);
+		lock_close(l);
 		return (a->conflict_code);
 	}
 	if (rc != EXIT_OK) {
-		log_warnx("%s", l.err);
-		lock_free(&l);
+		log_warnx("%s", lock_error(l));
+		lock_close(l);
 		return (rc);
 	}
 	duration_format((clock_mono_ns() - start) / 1000000, took,
 	    sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
-	    (long long)l.fence);
+	    (long long)lock_fence(l));
 	memset(&so, 0, sizeof(so));
 	so.renew_ms = a->renew_ms;
 	so.kill_after_ms = a->kill_after_ms;
@@ -129,7 +130,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	so.lost_exit_code = a->lost_exit_code;
 	so.release_on_exit = a->release_on_exit;
 	so.caller_mask = &caller;
-	rc = supervise_run(&l, &so, argv);
-	lock_free(&l);
+	rc = supervise_run(l, &so, argv);
+	lock_close(l);
 	return (rc);
 }

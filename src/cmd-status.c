@@ -21,9 +21,7 @@ static void	cmd_status_json(const struct lock_holder *);
 static void	cmd_status_token(const char *, char *, size_t);
 static void	cmd_status_since(int64_t, char *, size_t);
 static void	cmd_status_line(const char *, const char *);
-static void	cmd_status_servers(const struct lock *,
-		    const struct lock_view *, const struct lock_holder *,
-		    size_t, int);
+static void	cmd_status_servers(const struct lock_state *, int);
 
 static const int cmd_status_longopts[] = { OPT_JSON, OPT_LIMIT, 0 };
 
@@ -123,16 +121,18 @@ cmd_status_json(const struct lock_holder *h)
  * token (text lines, or a JSON "servers" array).
  */
 static void
-cmd_status_servers(const struct lock *l, const struct lock_view *vs,
-    const struct lock_holder *hs, size_t n, int json)
+cmd_status_servers(const struct lock_state *st, int json)
 {
+	const struct lock_view		*vs = st->views;
+	const struct lock_holder	*hs = st->holders;
+	size_t				 n = st->nholders;
 	char	 tok[64];
 	size_t	 i, j;
 	int	 mine;
 
 	if (json)
 		(void)fputs(",\"servers\":[", stdout);
-	for (i = 0; i < l->nconns; i++) {
+	for (i = 0; i < st->nviews; i++) {
 		mine = 0;
 		for (j = 0; n > 0 && j < vs[i].nholders; j++)
 			if (strcmp(vs[i].holders[j].token, hs[0].token) == 0)
@@ -174,20 +174,23 @@ cmd_status_servers(const struct lock *l, const struct lock_view *vs,
 static int
 cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock		 l;
+	struct lock_spec	 spec;
+	struct lock		*l;
+	struct lock_state	 st;
 	struct lock_holder	*hs;
-	struct lock_view	*vs = NULL;
 	size_t			 n, i;
 	int			 rc;
 
-	lock_init(&l, g, a->key);
-	l.limit = a->limit;
-	if ((rc = lock_status(&l, &hs, &n, &vs)) != EXIT_OK) {
-		log_warnx("%s", l.err);
-		lock_views_free(vs, l.nconns);
-		lock_free(&l);
+	cmd_lock_spec(a, &spec);
+	l = lock_open(g, &spec);
+	if ((rc = lock_status(l, &st)) != EXIT_OK) {
+		log_warnx("%s", lock_error(l));
+		lock_state_free(&st);
+		lock_close(l);
 		return (rc);
 	}
+	hs = st.holders;
+	n = st.nholders;
 	if (a->json) {
 		(void)fputs("{\"key\":", stdout);
 		json_string(a->key);
@@ -201,42 +204,41 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 				(void)fputs("}", stdout);
 			}
 			(void)fputs("]", stdout);
-			if (l.holders_unlisted > 0)
+			if (st.unlisted > 0)
 				(void)printf(",\"holders_unlisted\":%zu",
-				    l.holders_unlisted);
+				    st.unlisted);
 		} else if (n > 0) {
 			(void)fputs(",", stdout);
 			cmd_status_json(&hs[0]);
 		}
-		if (l.nconns > 1)
-			cmd_status_servers(&l, vs, hs, n, 1);
+		if (st.nviews > 1)
+			cmd_status_servers(&st, 1);
 		(void)fputs("}\n", stdout);
 	} else if (n == 0) {
 		(void)puts("free");
-		if (l.nconns > 1)
-			cmd_status_servers(&l, vs, hs, n, 0);
+		if (st.nviews > 1)
+			cmd_status_servers(&st, 0);
 	} else {
 		cmd_status_line("key", a->key);
 		if (a->limit > 0)
 			(void)printf("limit: %lld\nholders: %zu\n",
-			    (long long)a->limit, n + l.holders_unlisted);
+			    (long long)a->limit, n + st.unlisted);
 		for (i = 0; i < n; i++) {
 			if (a->limit > 0)
 				(void)puts("");
 			cmd_status_text(&hs[i]);
 		}
-		if (l.holders_unlisted > 0)
+		if (st.unlisted > 0)
 			(void)printf("\n(%zu more holders not listed)\n",
-			    l.holders_unlisted);
-		if (l.nconns > 1)
-			cmd_status_servers(&l, vs, hs, n, 0);
+			    st.unlisted);
+		if (st.nviews > 1)
+			cmd_status_servers(&st, 0);
 	}
 	/* 1 means "free", as the contract says. */
 	rc = n > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
-	lock_holders_free(hs, n);
-	lock_views_free(vs, l.nconns);
-	lock_free(&l);
+	lock_state_free(&st);
+	lock_close(l);
 	return (rc);
 }

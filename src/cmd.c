@@ -103,6 +103,19 @@ cmd_help(const char *name)
 	return (EXIT_OK);
 }
 
+/* The lock a verb was asked for, as the lock layer takes it. */
+void
+cmd_lock_spec(const struct cmd_args *a, struct lock_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->key = a->key;
+	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : LOCK_MUTEX;
+	spec->limit = a->limit;
+	spec->is_fair = a->fair;
+	spec->ttl_ms = a->ttl_ms;
+	spec->wait_ms = a->wait_ms;
+}
+
 /* The lock is busy: say so (unless -q), for acquire and run alike. */
 void
 cmd_report_busy(const struct lock *l, const struct cmd_args *a)
@@ -110,35 +123,35 @@ cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 	char waited[32];
 
 	if (a->limit > 0 && a->wait_ms == 0) {
-		log_busy("lock '%s' has no free slot (limit %lld)", l->user_key,
+		log_busy("lock '%s' has no free slot (limit %lld)", lock_name(l),
 		    (long long)a->limit);
 		return;
 	}
 	if (a->limit > 0) {
 		duration_format(a->wait_ms, waited, sizeof(waited));
 		log_busy("lock '%s' still has no free slot (limit %lld) after "
-		    "%s", l->user_key, (long long)a->limit, waited);
+		    "%s", lock_name(l), (long long)a->limit, waited);
 		return;
 	}
 	if (a->wait_ms == 0) {
-		log_busy("lock '%s' is held by another owner", l->user_key);
+		log_busy("lock '%s' is held by another owner", lock_name(l));
 		return;
 	}
 	duration_format(a->wait_ms, waited, sizeof(waited));
 	log_busy("lock '%s' is still held by another owner after %s",
-	    l->user_key, waited);
+	    lock_name(l), waited);
 }
 
 /* release or extend found that our token does not hold the lock. */
 void
 cmd_report_not_owner(const struct lock *l, const char *verb)
 {
-	if (l->not_owner == LOCK_OTHER)
+	if (lock_not_owner(l) == LOCK_OTHER)
 		log_warnx("cannot %s lock '%s': it is held by another owner",
-		    verb, l->user_key);
+		    verb, lock_name(l));
 	else
 		log_warnx("cannot %s lock '%s': it is not held (expired or "
-		    "never taken)", verb, l->user_key);
+		    "never taken)", verb, lock_name(l));
 }
 
 /* Results written to stdout must arrive; a lost token is a lost lock. */

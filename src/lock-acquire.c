@@ -12,7 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 
 /* What lock_keep() decided about a take by a majority. */
 enum lock_keep {
@@ -52,18 +52,14 @@ lock_is_pair(const redisReply *r)
 static void
 lock_forget_attempt(struct lock *l)
 {
-	struct lock_round	 rd;
-	char			 saved[sizeof(l->err)];
-	int			 code = l->fail_code, clash = l->type_clash;
+	struct lock_round	rd;
+	struct lock_failure	saved = l->fail;
 
-	memcpy(saved, l->err, sizeof(saved));
 	(void)lock_release_call(l, &rd);
 	lock_round_free(l, &rd);
-	if (l->is_fair)
+	if (l->spec.is_fair)
 		lock_leave_queue(l);
-	memcpy(l->err, saved, sizeof(saved));
-	l->fail_code = code;
-	l->type_clash = clash;
+	l->fail = saved;
 }
 
 /*
@@ -85,7 +81,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	struct conn		**held;
 	const char		*argv[3], **args;
 	size_t			*lens, i, n, at_least = 0;
-	char			 fence[32], limit[32];
+	char			 fence[32];
 
 	for (i = 0; i < l->nconns; i++)
 		if (rd->results[i] == CONN_OK && fences[i] >= f)
@@ -93,10 +89,9 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	if (at_least >= l->quorum)
 		return (0);
 	(void)snprintf(fence, sizeof(fence), "%lld", f);
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
 	argv[0] = l->token;
 	argv[1] = fence;
-	argv[2] = limit;
+	argv[2] = l->limit_arg;
 	lock_script_args(l, 3, 3, argv, NULL, &args, &lens);
 	/*
 	 * Only where we hold the lock (the script checks it anyway): a
@@ -110,7 +105,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 			held[n++] = l->conns[i];
 	lift.replies = xcalloc(n, sizeof(*lift.replies));
 	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, &script_raise_fence, 3, 3, args, lens,
+	script_call_many(held, n, l->scripts->raise_fence, 3, 3, args, lens,
 	    cap_ns, lift.replies, lift.results);
 	free(args);
 	free(lens);
@@ -145,13 +140,13 @@ lock_keep(struct lock *l, struct lock_round *rd, const long long *fences,
 	    cap_ns) != 0)
 		return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE :
 		    KEEP_UNFENCED);
-	l->err[0] = '\0';
+	l->fail.text[0] = '\0';
 	if (lock_wait_replicas(l, cap_ns) == -1)
 		return (KEEP_NOT_REPLICATED);
 	return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE : KEEP_OURS);
 }
 
-/* l->err for a take that left less than the margin of validity. */
+/* The failure of a take that left less than the margin of validity. */
 static void
 lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 {
@@ -161,31 +156,30 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 	    sizeof(took));
 	duration_format(lock_margin_ns(ttl_ms) / 1000000, margin,
 	    sizeof(margin));
-	(void)snprintf(l->err, sizeof(l->err), "lock '%s': taken too late to "
-	    "be used: the servers took %s, leaving less than the %s safety "
-	    "margin of its validity", l->user_key, took, margin);
-	l->fail_code = EXIT_UNAVAILABLE;
+	lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': taken too late to be "
+	    "used: the servers took %s, leaving less than the %s safety "
+	    "margin of its validity", l->spec.key, took, margin);
 }
 
 /*
  * Acquire: one atomic script per attempt, on every server at once.  The
  * lock is ours iff a majority took it and the time that took leaves some
- * validity (TTL - elapsed - drift).  wait_ms is WAIT_FOREVER, 0 for a
- * single attempt, or how long to keep trying.  Returns EXIT_OK (l->fence,
- * l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or the exit code
- * of a failure (l->err set).
+ * validity (TTL - elapsed - drift).  The spec's wait_ms is WAIT_FOREVER,
+ * 0 for a single attempt, or how long to keep trying.  Returns EXIT_OK
+ * (l->fence, l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or
+ * the exit code of a failure (l->fail set).
  */
 int
-lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
-    const char *command)
+lock_acquire(struct lock *l)
 {
 	struct lock_round	 rd;
 	const char		*argv[9];
 	size_t			 i, held, busy, answered;
 	char			 ttl[32], pid[32], since[32], host[256];
-	char			 limit[32], lease[32];
+	char			 lease[32];
 	long long		*fences, fence;
 	int64_t			 deadline_ns = 0, start, now, hint, cap_ns;
+	int64_t			 ttl_ms = l->spec.ttl_ms, wait_ms = l->spec.wait_ms;
 	enum lock_keep		 kept;
 	int			 rc;
 
@@ -198,8 +192,7 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
-	(void)snprintf(lease, sizeof(lease), "%d", l->is_fair ?
+	(void)snprintf(lease, sizeof(lease), "%d", l->spec.is_fair ?
 	    LOCK_FAIR_LEASE_MS : 0);
 	if (wait_ms != WAIT_FOREVER)
 		deadline_ns = clock_mono_ns() + clock_ms_to_ns(wait_ms);
@@ -207,9 +200,9 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 	argv[1] = ttl;
 	argv[2] = host;
 	argv[3] = pid;
-	argv[4] = command;
+	argv[4] = l->spec.command;
 	argv[5] = since;
-	argv[6] = limit;
+	argv[6] = l->limit_arg;
 	argv[7] = lease;
 	argv[8] = l->wake_prefix;
 	fences = xcalloc(l->nconns, sizeof(*fences));
@@ -221,7 +214,7 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		 * attempt under way gets its full I/O timeout, but no step
 		 * of it may outlast what the lock would be valid for. */
 		cap_ns = lock_cap_ns(start, ttl_ms);
-		answered = lock_call(l, &script_acquire, LOCK_NKEYS, 9, argv,
+		answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 9, argv,
 		    NULL, cap_ns, &rd);
 		held = busy = 0;
 		hint = -1;
@@ -272,12 +265,12 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 			/* Ours, but too late to run anything under it. */
 			lock_too_late(l, start, ttl_ms);
 			lock_forget_attempt(l);
-			log_info("%s; trying again", l->err);
+			log_info("%s; trying again", l->fail.text);
 			now = clock_mono_ns();
 			if (wait_ms == 0 || (deadline_ns > 0 &&
 			    now >= deadline_ns)) {
 				free(fences);
-				if (l->is_fair)
+				if (l->spec.is_fair)
 					lock_leave_queue(l);
 				return (EXIT_UNAVAILABLE);
 			}
@@ -301,7 +294,7 @@ lock_acquire(struct lock *l, int64_t ttl_ms, int64_t wait_ms,
 		now = clock_mono_ns();
 		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
 			free(fences);
-			if (l->is_fair)
+			if (l->spec.is_fair)
 				lock_leave_queue(l);
 			return (EXIT_BUSY);
 		}

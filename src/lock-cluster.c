@@ -10,7 +10,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 
 static struct conn *lock_redirect_conn(struct lock *, size_t, int *);
 

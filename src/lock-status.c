@@ -12,7 +12,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 
 static char	*status_str(const redisReply *);
 static int	 status_is(const redisReply *, const char *, size_t,
@@ -22,6 +22,7 @@ static void	 status_meta(struct lock_holder *, const redisReply *,
 static int	 status_parse(struct lock *, size_t, const redisReply *,
 		     struct lock_view *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
+static void	 lock_holders_free(struct lock_holder *, size_t);
 
 static char *
 status_str(const redisReply *r)
@@ -147,7 +148,7 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 		h->token = status_str(e->element[0]);
 		h->ttl_ms = e->element[1]->integer;
 		h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
-		status_meta(h, r->element[1], l->limit > 0);
+		status_meta(h, r->element[1], l->spec.mode == LOCK_SEMAPHORE);
 	}
 	v->nholders = list->elements;
 	v->nholding = (size_t)r->element[2]->integer;
@@ -164,47 +165,43 @@ status_copy(struct lock_holder *dst, const struct lock_holder *src)
 }
 
 /*
- * Who holds l: *out gets the holders found on a majority of the servers
- * (*n of them, 0 when free; with one server, whoever holds it there), and
- * *views each server's own answer.  Returns EXIT_OK when a majority
- * answered, or the failure's exit code.
+ * Who holds l: st->holders gets the holders found on a majority of the
+ * servers (none when free; with one server, whoever holds it there), and
+ * st->views each server's own answer.  Returns EXIT_OK when a majority
+ * answered, or the failure's exit code; lock_state_free() frees st either
+ * way.
  */
 int
-lock_status(struct lock *l, struct lock_holder **out, size_t *n,
-    struct lock_view **views)
+lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
 	const char		*argv[2];
 	size_t			 i, j, k, m, count, answered = 0;
-	char			 limit[32], listed[32];
+	char			 listed[32];
 	struct lock_holder	*hs, *h;
 
-	*out = NULL;
-	*n = 0;
-	l->holders_unlisted = 0;
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
+	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
-	argv[0] = limit;
+	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, &script_status, 3, 2, argv, NULL, 0, &rd);
+	(void)lock_call(l, l->scripts->status, 3, 2, argv, NULL, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
 		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
 			answered++;
-			if (vs[i].nholding - vs[i].nholders >
-			    l->holders_unlisted)
-				l->holders_unlisted = vs[i].nholding -
-				    vs[i].nholders;
+			if (vs[i].nholding - vs[i].nholders > st->unlisted)
+				st->unlisted = vs[i].nholding - vs[i].nholders;
 			continue;
 		}
-		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->err :
+		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
 		    conn_error(l->conns[i]));
 	}
 	lock_round_free(l, &rd);
-	*views = vs;
+	st->views = vs;
+	st->nviews = l->nconns;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
 	/* A holder counts where a majority sees the same token. */
@@ -233,12 +230,12 @@ lock_status(struct lock *l, struct lock_holder **out, size_t *n,
 			status_copy(&hs[m++], h);
 		}
 	}
-	*out = hs;
-	*n = m;
+	st->holders = hs;
+	st->nholders = m;
 	return (EXIT_OK);
 }
 
-void
+static void
 lock_holders_free(struct lock_holder *hs, size_t n)
 {
 	size_t i;
@@ -252,15 +249,16 @@ lock_holders_free(struct lock_holder *hs, size_t n)
 }
 
 void
-lock_views_free(struct lock_view *vs, size_t n)
+lock_state_free(struct lock_state *st)
 {
 	size_t i;
 
-	if (vs == NULL)
-		return;
-	for (i = 0; i < n; i++) {
-		lock_holders_free(vs[i].holders, vs[i].nholders);
-		free(vs[i].error);
+	lock_holders_free(st->holders, st->nholders);
+	for (i = 0; i < st->nviews; i++) {
+		lock_holders_free(st->views[i].holders,
+		    st->views[i].nholders);
+		free(st->views[i].error);
 	}
-	free(vs);
+	free(st->views);
+	memset(st, 0, sizeof(*st));
 }

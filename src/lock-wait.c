@@ -21,7 +21,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 
 #define LOCK_FALLBACK_POLL_MS	2000
 /* A fair waiter re-asserts its place (its lease) more often than the
@@ -37,10 +37,10 @@
 static void
 lock_wait_unheld(const struct lock *l, int on, sigset_t *held)
 {
-	if (l->wait_mask == NULL)
+	if (l->spec.wait_mask == NULL)
 		return;
 	if (on)
-		(void)sigprocmask(SIG_SETMASK, l->wait_mask, held);
+		(void)sigprocmask(SIG_SETMASK, l->spec.wait_mask, held);
 	else
 		(void)sigprocmask(SIG_SETMASK, held, NULL);
 }
@@ -58,7 +58,7 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	size_t		  lens[3], i;
 	int		 *results, rc;
 	char		  timeout[32], *own = NULL;
-	int64_t		 poll_ms = l->is_fair ? LOCK_FAIR_POLL_MS :
+	int64_t		 poll_ms = l->spec.is_fair ? LOCK_FAIR_POLL_MS :
 			     LOCK_FALLBACK_POLL_MS;
 	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
 	int		 is_exact = 0;
@@ -90,7 +90,7 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	argv[0] = "BZPOPMIN";
 	lens[0] = 8;
 	/* A fair waiter waits for its own turn, not for any release. */
-	if (l->is_fair) {
+	if (l->spec.is_fair) {
 		own = xasprintf("%s%s", l->wake_prefix, l->token);
 		argv[1] = own;
 		lens[1] = strlen(own);
@@ -137,9 +137,8 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	if (rc == -1 && l->nconns > 1)
 		rc = 0;		/* the next attempt tells whether a quorum is up */
 	if (rc == -1) {
-		(void)snprintf(l->err, sizeof(l->err), "%s",
-		    conn_error(l->conns[0]));
 		rc = conn_exit_code(results[0]);
+		lock_failed(l, rc, "%s", conn_error(l->conns[0]));
 	}
 	free(replies);
 	free(results);
@@ -154,7 +153,7 @@ lock_leave_queue(struct lock *l)
 	const char		*argv[1] = { l->token };
 	struct lock_round	 rd;
 
-	(void)lock_call(l, &script_leave, LK_LEASES + 1, 1, argv, NULL, 0,
+	(void)lock_call(l, l->scripts->leave, LK_LEASES + 1, 1, argv, NULL, 0,
 	    &rd);
 	lock_round_free(l, &rd);
 }

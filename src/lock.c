@@ -8,11 +8,12 @@
  * to all servers at once and counts the answers; with one server the
  * quorum is one.
  *
- * Nothing here prints: failures leave a message in l->err for the caller,
- * because the same failure is fatal for `release` but only a retry for
- * `run`'s renewal.
+ * Nothing here prints: a failure leaves its exit code and message in
+ * l->fail, which lock_error() gives the caller, because the same failure
+ * is fatal for `release` but only a retry for `run`'s renewal.
  */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,11 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 
 #define LOCK_RETRY_MIN_MS	20
 
-static void	 lock_type_clash(struct lock *, char *, size_t);
+static void	 lock_type_clash(struct lock *);
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 
@@ -61,16 +62,29 @@ lock_cap_ns(int64_t start_ns, int64_t ttl_ms)
 	    lock_margin_ns(ttl_ms));
 }
 
-void
-lock_init(struct lock *l, const struct global_opts *opts, const char *key)
+struct lock *
+lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
 	    "queue", "leases", "wake" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
+	struct lock	*l;
 	size_t		 i;
 
-	memset(l, 0, sizeof(*l));
+	l = xcalloc(1, sizeof(*l));
 	l->opts = opts;
+	l->spec = *spec;
+	l->spec.key = xstrdup(spec->key);
+	l->spec.token = NULL;		/* l->token is the one kept */
+	l->spec.command = xstrdup(spec->command != NULL ? spec->command :
+	    "manual");
+	l->scripts = spec->mode == LOCK_SEMAPHORE ? &scripts_semaphore :
+	    &scripts_mutex;
+	(void)snprintf(l->limit_arg, sizeof(l->limit_arg), "%lld",
+	    spec->mode == LOCK_SEMAPHORE ? (long long)spec->limit : 0LL);
+	if (spec->token != NULL)
+		l->token = xstrdup(spec->token);
+	l->ttl_ms = spec->ttl_ms;
 	l->conf.connect_timeout_ms = opts->connect_timeout_ms;
 	l->conf.io_timeout_ms = opts->io_timeout_ms;
 	l->conf.password = opts->password;
@@ -82,8 +96,7 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	l->conns = xcalloc(l->nconns, sizeof(*l->conns));
 	for (i = 0; i < l->nconns; i++)
 		l->conns[i] = conn_new(&opts->urls[i], &l->conf);
-	l->user_key = xstrdup(key);
-	l->key = xasprintf("%s%s", prefix, key);
+	l->key = xasprintf("%s%s", prefix, spec->key);
 	l->key_len = strlen(l->key);
 	l->keys[LK_LOCK] = xstrdup(l->key);
 	l->keys_len[LK_LOCK] = l->key_len;
@@ -93,13 +106,16 @@ lock_init(struct lock *l, const struct global_opts *opts, const char *key)
 	l->wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
 	    &l->wake_prefix_len);
 	l->fence = -1;
+	return (l);
 }
 
 void
-lock_free(struct lock *l)
+lock_close(struct lock *l)
 {
 	size_t i;
 
+	if (l == NULL)
+		return;
 	for (i = 0; i < l->nconns; i++)
 		conn_free(l->conns[i]);
 	free(l->conns);
@@ -109,24 +125,81 @@ lock_free(struct lock *l)
 		free(l->nodes[i]);
 	}
 	free(l->nodes);
-	free(l->user_key);
+	free((char *)l->spec.key);
+	free((char *)l->spec.command);
 	free(l->key);
 	for (i = 0; i < LOCK_NKEYS; i++)
 		free(l->keys[i]);
 	free(l->wake_prefix);
 	freezero_str(l->token);
-	memset(l, 0, sizeof(*l));
+	free(l);
 }
 
-/* Use a token given by the user (--token, $REDLOCK_TOKEN). */
-int
-lock_set_token(struct lock *l, const char *token)
+/* What the verbs may read of a lock. */
+const char *
+lock_error(const struct lock *l)
 {
-	if (*token == '\0')
-		return (-1);
-	freezero_str(l->token);
-	l->token = xstrdup(token);
-	return (0);
+	return (l->fail.text);
+}
+
+const char *
+lock_name(const struct lock *l)
+{
+	return (l->spec.key);
+}
+
+const char *
+lock_token(const struct lock *l)
+{
+	return (l->token);
+}
+
+int64_t
+lock_fence(const struct lock *l)
+{
+	return (l->fence);
+}
+
+int64_t
+lock_ttl_ms(const struct lock *l)
+{
+	return (l->ttl_ms);
+}
+
+int64_t
+lock_acquired_ns(const struct lock *l)
+{
+	return (l->acquired_ns);
+}
+
+int64_t
+lock_valid_until_ns(const struct lock *l)
+{
+	return (l->valid_until_ns);
+}
+
+int
+lock_not_owner(const struct lock *l)
+{
+	return (l->not_owner);
+}
+
+size_t
+lock_nservers(const struct lock *l)
+{
+	return (l->nconns);
+}
+
+/* Record a failure: its exit code and its message. */
+void
+lock_failed(struct lock *l, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(l->fail.text, sizeof(l->fail.text), fmt, ap);
+	va_end(ap);
+	l->fail.code = code;
 }
 
 void
@@ -170,7 +243,7 @@ lock_script_args(const struct lock *l, int nkeys, int nargs,
  * Servers that say "try again" (LOADING after a restart, BUSY with a slow
  * script, a failover in progress) are retried until the I/O timeout has
  * passed since the first try, or cap_ns.  Returns the number of servers
- * that answered; l->err and l->fail_code describe the first failure.
+ * that answered; l->fail describes the most telling failure.
  */
 size_t
 lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
@@ -230,22 +303,22 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	free(args);
 	free(lens);
 
-	l->fail_code = 0;
-	l->err[0] = '\0';
+	l->fail.code = 0;
+	l->fail.text[0] = '\0';
 	for (i = 0; i < l->nconns; i++) {
 		if (rd->results[i] == CONN_OK) {
 			answered++;
 			continue;
 		}
 		code = conn_exit_code(rd->results[i]);
-		if (l->err[0] == '\0')
-			(void)snprintf(l->err, sizeof(l->err), "%s",
-			    conn_error(l->conns[i]));
+		if (l->fail.text[0] == '\0')
+			(void)snprintf(l->fail.text, sizeof(l->fail.text),
+			    "%s", conn_error(l->conns[i]));
 		if (rd->results[i] == CONN_SERVER_ERROR)
-			lock_type_clash(l, l->err, sizeof(l->err));
+			lock_type_clash(l);
 		/* The most telling failure decides: auth, then protocol. */
-		if (l->fail_code == 0 || code > l->fail_code)
-			l->fail_code = code;
+		if (l->fail.code == 0 || code > l->fail.code)
+			l->fail.code = code;
 	}
 	return (answered);
 }
@@ -255,47 +328,52 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
  * lock the caller takes it for: say so in the caller's terms.
  */
 static void
-lock_type_clash(struct lock *l, char *msg, size_t len)
+lock_type_clash(struct lock *l)
 {
-	const char	*p = strstr(msg, ": REDLOCK-TYPE ");
+	const char	*p = strstr(l->fail.text, ": REDLOCK-TYPE ");
 	char		 kind[32];
+	int		 code;
 
 	if (p == NULL)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
-	if (l->limit == 0 && strcmp(kind, "zset") == 0) {
-		(void)snprintf(msg, len, "lock '%s' is a semaphore: use --limit",
-		    l->user_key);
-		l->type_clash = EXIT_USAGE;
-	} else if (l->limit > 0 && strcmp(kind, "string") == 0) {
-		(void)snprintf(msg, len, "lock '%s' is a mutex: it cannot be "
-		    "used with --limit", l->user_key);
-		l->type_clash = EXIT_USAGE;
+	code = l->fail.code;
+	if (l->spec.mode == LOCK_MUTEX && strcmp(kind, "zset") == 0) {
+		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
+		    l->spec.key);
+		l->fail.type_clash = EXIT_USAGE;
+	} else if (l->spec.mode == LOCK_SEMAPHORE &&
+	    strcmp(kind, "string") == 0) {
+		lock_failed(l, code, "lock '%s' is a mutex: it cannot be "
+		    "used with --limit", l->spec.key);
+		l->fail.type_clash = EXIT_USAGE;
 	} else {
-		(void)snprintf(msg, len, "key '%s' holds a %s, not a lock",
-		    l->key, kind);
-		l->type_clash = EXIT_PROTOCOL;
+		lock_failed(l, code, "key '%s' holds a %s, not a lock", l->key,
+		    kind);
+		l->fail.type_clash = EXIT_PROTOCOL;
 	}
 }
 
 /*
- * The exit code of a failed operation; in quorum mode l->err also says
+ * The exit code of a failed operation; in quorum mode l->fail also says
  * how far from a majority it was.
  */
 int
 lock_fail(struct lock *l, size_t ok)
 {
-	char first[sizeof(l->err)];
+	char	first[sizeof(l->fail.text)];
+	int	code;
 
-	if (l->type_clash != 0)
-		return (l->type_clash);
+	if (l->fail.type_clash != 0)
+		return (l->fail.type_clash);
+	code = l->fail.code != 0 ? l->fail.code : EXIT_UNAVAILABLE;
 	if (l->nconns > 1) {
-		memcpy(first, l->err, sizeof(first));
-		(void)snprintf(l->err, sizeof(l->err), "quorum not reached "
-		    "(%zu of %zu servers, %zu needed): %.400s", ok, l->nconns,
-		    l->quorum, first);
+		memcpy(first, l->fail.text, sizeof(first));
+		lock_failed(l, code, "quorum not reached (%zu of %zu servers, "
+		    "%zu needed): %.400s", ok, l->nconns, l->quorum, first);
 	}
-	return (l->fail_code != 0 ? l->fail_code : EXIT_UNAVAILABLE);
+	l->fail.code = code;
+	return (code);
 }
 
 int
@@ -306,11 +384,10 @@ lock_unexpected(struct lock *l, size_t i, const char *what,
 	    "nil", "status", "error" };
 	int t = r != NULL ? r->type : 0;
 
-	(void)snprintf(l->err, sizeof(l->err),
+	lock_failed(l, EXIT_PROTOCOL,
 	    "%s: unexpected reply to %s: expected %s, got %s",
 	    conn_display(l->conns[i]), what, expected,
 	    r == NULL ? "nothing" : t >= 1 && t <= 6 ? names[t] : "other");
-	l->fail_code = EXIT_PROTOCOL;
 	return (EXIT_PROTOCOL);
 }
 
@@ -353,14 +430,12 @@ lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
 size_t
 lock_release_call(struct lock *l, struct lock_round *rd)
 {
-	const char	*argv[3];
-	char		 limit[32];
+	const char *argv[3];
 
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
 	argv[0] = l->token;
-	argv[1] = limit;
+	argv[1] = l->limit_arg;
 	argv[2] = l->wake_prefix;
-	return (lock_call(l, &script_release, LOCK_NKEYS, 3, argv, NULL, 0,
+	return (lock_call(l, l->scripts->release, LOCK_NKEYS, 3, argv, NULL, 0,
 	    rd));
 }
 
@@ -385,7 +460,7 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
 	struct lock_round	 rd;
 	const char		*argv[3];
-	char			 ttl[32], limit[32];
+	char			 ttl[32];
 	int64_t			 start = clock_mono_ns(), own_cap;
 	int			 rc;
 
@@ -394,20 +469,19 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	if (cap_ns == 0 || own_cap < cap_ns)
 		cap_ns = own_cap;
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(limit, sizeof(limit), "%lld", (long long)l->limit);
 	argv[0] = l->token;
 	argv[1] = ttl;
-	argv[2] = limit;
+	argv[2] = l->limit_arg;
 	/*
 	 * Every answer counted came before cap_ns (the poll loop's deadlines
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call(l, &script_extend, 3, 3, argv, NULL, cap_ns, &rd);
+	(void)lock_call(l, l->scripts->extend, 3, 3, argv, NULL, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	lock_round_free(l, &rd);
 	if (rc == EXIT_OK) {
-		l->err[0] = '\0';
+		l->fail.text[0] = '\0';
 		if (lock_wait_replicas(l, cap_ns) == -1)
 			rc = EXIT_UNAVAILABLE;
 	}
@@ -428,7 +502,7 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
  * has it.  The wait ends by cap_ns, the lock's validity minus the margin,
  * on the server's side as well as ours: a WAIT that outlasted the lock
  * would keep a command running on a lock that may be someone else's.
- * Returns 0, or -1 with l->err set.
+ * Returns 0, or -1 with l->fail set.
  */
 int
 lock_wait_replicas(struct lock *l, int64_t cap_ns)
@@ -447,10 +521,8 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 	/* Leave the answer time to come back before the cap. */
 	left_ms -= left_ms / 8 + 1;
 	if (left_ms < 1) {
-		(void)snprintf(l->err, sizeof(l->err), "lock '%s': no time "
-		    "left to WAIT for replicas within its validity",
-		    l->user_key);
-		l->fail_code = EXIT_UNAVAILABLE;
+		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': no time left to "
+		    "WAIT for replicas within its validity", l->spec.key);
 		return (-1);
 	}
 	if (wait_ms > left_ms) {
@@ -459,7 +531,7 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 			duration_format(left_ms, got, sizeof(got));
 			log_info("--wait-timeout %s capped to %s: lock '%s' "
 			    "must still be valid when WAIT ends", want, got,
-			    l->user_key);
+			    l->spec.key);
 			l->said_wait_cap = 1;
 		}
 		wait_ms = left_ms;
@@ -482,8 +554,8 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 				enough++;
 			if (least == -1 || replies[i]->integer < least)
 				least = replies[i]->integer;
-		} else if (l->err[0] == '\0' || enough == 0)
-			(void)snprintf(l->err, sizeof(l->err), "%s",
+		} else if (l->fail.text[0] == '\0' || enough == 0)
+			lock_failed(l, EXIT_UNAVAILABLE, "%s",
 			    conn_error(l->conns[i]));
 		if (replies[i] != NULL)
 			freeReplyObject(replies[i]);
@@ -493,10 +565,9 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 	if (enough >= l->quorum)
 		return (0);
 	if (least >= 0)
-		(void)snprintf(l->err, sizeof(l->err), "lock '%s': only %lld "
-		    "of %d replicas acknowledged it within %lldms",
-		    l->user_key, least, l->opts->wait_replicas,
-		    (long long)wait_ms);
-	l->fail_code = EXIT_UNAVAILABLE;
+		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': only %lld of %d "
+		    "replicas acknowledged it within %lldms", l->spec.key,
+		    least, l->opts->wait_replicas, (long long)wait_ms);
+	l->fail.code = EXIT_UNAVAILABLE;
 	return (-1);
 }

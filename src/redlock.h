@@ -230,6 +230,8 @@ void	 cmd_print_usage(int);
 void	 cmd_print_help(const struct cmd_entry *, int);
 int	 cmd_help(const char *);
 struct lock;
+struct lock_spec;
+void	 cmd_lock_spec(const struct cmd_args *, struct lock_spec *);
 void	 cmd_report_busy(const struct lock *, const struct cmd_args *);
 void	 cmd_report_not_owner(const struct lock *, const char *);
 int	 cmd_flush_stdout(void);
@@ -291,24 +293,31 @@ void	 conn_command_many(struct conn **, size_t, size_t, int,
 	     const char **, const size_t *, int64_t, int64_t,
 	     struct redisReply **, int *);
 
-/* scripts.c */
-struct script;
-extern struct script script_acquire;
-extern struct script script_release;
-extern struct script script_extend;
-extern struct script script_status;
-extern struct script script_leave;
-extern struct script script_raise_fence;
-int	 script_call(struct conn *, struct script *, int, int, const char **,
-	     const size_t *, int64_t, struct redisReply **);
-void	 script_call_many(struct conn **, size_t, struct script *, int, int,
-	     const char **, const size_t *, int64_t, struct redisReply **,
-	     int *);
-
-/* lock.c: the protocol, on top of conn.c and scripts.c */
+/*
+ * lock.c: one lock, as the verbs see it.  The verbs describe it once, in a
+ * struct lock_spec, and read back only what the accessors give; every
+ * operation returns an exit code, and lock_error() says why it failed.
+ * The internals (struct lock, the fan-out to every server, the scripts of
+ * each mode) are private to lock*.c: lock-impl.h.
+ */
+enum lock_mode {
+	LOCK_MUTEX,		/* one holder: the key is the token */
+	LOCK_SEMAPHORE		/* --limit N holders */
+};
 enum lock_not_owner {
 	LOCK_GONE = 1,		/* the key no longer exists: expired */
 	LOCK_OTHER		/* someone else holds it now */
+};
+struct lock_spec {
+	const char	*key;		/* as given, before --prefix */
+	enum lock_mode	 mode;
+	int64_t		 limit;		/* LOCK_SEMAPHORE: how many */
+	int		 is_fair;	/* --fair: waiters in arrival order */
+	const char	*token;		/* ours, or NULL for a new one */
+	int64_t		 ttl_ms;	/* acquire, extend */
+	int64_t		 wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
+	const char	*command;	/* acquire: what status shows */
+	const sigset_t	*wait_mask;	/* the signal mask while waiting */
 };
 struct lock_holder {
 	int		 ours;
@@ -320,56 +329,6 @@ struct lock_holder {
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
 };
-/*
- * The lock's key and its companions (all in one Cluster slot), in the
- * order every script takes them as KEYS; a script takes the first n.
- */
-enum lock_key {
-	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
-	LK_FENCE,	/* fence counter, never expires */
-	LK_META,	/* holder metadata */
-	LK_QUEUE,	/* --fair: waiters in arrival order */
-	LK_LEASES,	/* --fair: each waiter's lease */
-	LK_WAKE,	/* release pushes, one waiter pops */
-	LOCK_NKEYS
-};
-/* a cluster node that a MOVED or ASK led to */
-struct lock_node {
-	struct redis_url url;
-	char		*host;
-};
-struct lock {
-	const struct global_opts *opts;
-	struct conn_config conf;
-	struct conn	**conns;	/* one per server */
-	size_t		 nconns;
-	size_t		 quorum;	/* nconns / 2 + 1 */
-	struct lock_node **nodes;	/* owned by the lock */
-	size_t		 nnodes;
-	char		*user_key;	/* KEY as given */
-	char		*key;		/* PREFIX KEY: the lock itself */
-	size_t		 key_len;
-	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
-	size_t		 keys_len[LOCK_NKEYS];
-	char		*wake_prefix;	/* --fair: + token = its wake key */
-	size_t		 wake_prefix_len;
-	int64_t		 limit;		/* --limit N: semaphore; 0 = mutex */
-	int		 is_fair;	/* --fair */
-	char		*token;		/* ours: generated or given */
-	int64_t		 ttl_ms;
-	int64_t		 fence;
-	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
-	int64_t		 valid_until_ns;	/* our view of the expiry */
-	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
-	int		 not_owner;	/* enum lock_not_owner */
-	int		 cannot_block;	/* server without fractional BZPOPMIN */
-	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
-	size_t		 holders_unlisted;	/* status: beyond the list */
-	const sigset_t	*wait_mask;	/* endsig: the mask while waiting */
-	int		 fail_code;	/* exit code of the last failure */
-	int		 type_clash;	/* exit code if the key's type is wrong */
-	char		 err[512];	/* the last failure, for the caller */
-};
 /* one server's view of a lock, for status */
 struct lock_view {
 	const char	   *display;	/* the server's URL, redacted */
@@ -378,50 +337,34 @@ struct lock_view {
 	size_t		    nholders;	/* listed */
 	size_t		    nholding;	/* in all */
 };
-/* the replies of one operation sent to every server */
-struct lock_round {
-	struct redisReply **replies;
-	int		  *results;	/* enum conn_result */
+/* what status found */
+struct lock_state {
+	struct lock_holder *holders;	/* on a majority */
+	size_t		    nholders;
+	size_t		    unlisted;	/* holders beyond the list */
+	struct lock_view   *views;	/* each server's own answer */
+	size_t		    nviews;
 };
-void	 lock_init(struct lock *, const struct global_opts *, const char *);
-void	 lock_free(struct lock *);
-int	 lock_set_token(struct lock *, const char *);
-int	 lock_acquire(struct lock *, int64_t, int64_t, const char *);
+struct lock;
+struct lock *lock_open(const struct global_opts *, const struct lock_spec *);
+void	 lock_close(struct lock *);
+int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
-int	 lock_status(struct lock *, struct lock_holder **, size_t *,
-	     struct lock_view **);
-void	 lock_holders_free(struct lock_holder *, size_t);
-void	 lock_views_free(struct lock_view *, size_t);
+int	 lock_status(struct lock *, struct lock_state *);
+void	 lock_state_free(struct lock_state *);
+const char *lock_error(const struct lock *);
+const char *lock_name(const struct lock *);
+const char *lock_token(const struct lock *);
+int64_t	 lock_fence(const struct lock *);
+int64_t	 lock_ttl_ms(const struct lock *);
+int64_t	 lock_acquired_ns(const struct lock *);
+int64_t	 lock_valid_until_ns(const struct lock *);
+int	 lock_not_owner(const struct lock *);
+size_t	 lock_nservers(const struct lock *);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
-/* for lock-*.c */
-#define LOCK_FAIR_LEASE_MS	3000
-/*
- * status lists at most this many holders of a semaphore, and counts the
- * rest: with command lines of 1 KB, the most kept, 1000 holders are about
- * 3 MB once parsed, within the reply bounds of conn-impl.h.
- */
-#define LOCK_STATUS_LISTED	1000
-size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
-	     const size_t *, int64_t, struct lock_round *);
-void	 lock_round_free(struct lock *, struct lock_round *);
-int	 lock_fail(struct lock *, size_t);
-int	 lock_unexpected(struct lock *, size_t, const char *,
-	     const struct redisReply *, const char *);
-size_t	 lock_release_call(struct lock *, struct lock_round *);
-void	 lock_script_args(const struct lock *, int, int, const char **,
-	     const size_t *, const char ***, size_t **);
-int	 lock_wait_replicas(struct lock *, int64_t);
-
-/* lock-cluster.c */
-void	 lock_follow_redirects(struct lock *, struct script *, int, int,
-	     const char **, const size_t *, int64_t, struct lock_round *);
-
-/* lock-wait.c */
-int	 lock_wait_for_release(struct lock *, int64_t);
-void	 lock_leave_queue(struct lock *);
 
 /* keyslot.c */
 unsigned int keyslot(const char *, size_t);

@@ -15,7 +15,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "redlock.h"
+#include "lock-impl.h"
 #include "scripts-lua.h"
 #include "scripts-sha.h"
 
@@ -25,13 +25,22 @@ struct script {
 	const char	*sha;
 };
 
-struct script script_acquire = { "acquire", lua_acquire, SHA_ACQUIRE };
-struct script script_leave = { "leave", lua_leave, SHA_LEAVE };
-struct script script_release = { "release", lua_release, SHA_RELEASE };
-struct script script_extend = { "extend", lua_extend, SHA_EXTEND };
-struct script script_status = { "status", lua_status, SHA_STATUS };
-struct script script_raise_fence = { "raise_fence", lua_raise_fence,
+static struct script script_acquire = { "acquire", lua_acquire, SHA_ACQUIRE };
+static struct script script_leave = { "leave", lua_leave, SHA_LEAVE };
+static struct script script_release = { "release", lua_release, SHA_RELEASE };
+static struct script script_extend = { "extend", lua_extend, SHA_EXTEND };
+static struct script script_status = { "status", lua_status, SHA_STATUS };
+static struct script script_raise_fence = { "raise_fence", lua_raise_fence,
     SHA_RAISE_FENCE };
+
+const struct lock_scripts scripts_mutex = {
+	&script_acquire, &script_release, &script_extend, &script_status,
+	&script_raise_fence, &script_leave
+};
+const struct lock_scripts scripts_semaphore = {
+	&script_acquire, &script_release, &script_extend, &script_status,
+	&script_raise_fence, &script_leave
+};
 
 /*
  * Run script s on n servers at once, with nkeys keys followed by nargs
@@ -80,16 +89,4 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	free(argl);
 	free(eval);
 	free(evall);
-}
-
-/* Run script s on one server; see script_call_many(). */
-int
-script_call(struct conn *c, struct script *s, int nkeys, int nargs,
-    const char **args, const size_t *lens, int64_t cap_ns, redisReply **reply)
-{
-	int result;
-
-	script_call_many(&c, 1, s, nkeys, nargs, args, lens, cap_ns, reply,
-	    &result);
-	return (result);
 }

@@ -61,7 +61,7 @@ supervise_job_stop(struct supervisor *s)
 	(void)tcsetpgrp(s->tty_fd, getpgrp());
 	(void)kill(getpid(), SIGSTOP);
 	/* Continued. */
-	if (clock_mono_ns() >= s->lock->valid_until_ns)
+	if (clock_mono_ns() >= lock_valid_until_ns(s->lock))
 		return;
 	if (tcgetpgrp(s->tty_fd) == getpgrp())
 		(void)tcsetpgrp(s->tty_fd, s->child);
@@ -101,18 +101,18 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 	if (s->opts->release_on_exit && n > 0)
 		log_info("command %s; releasing lock '%s' while %d of its "
 		    "processes still run%s (--release-on-exit)", what,
-		    s->lock->user_key, n, n == 1 ? "s" : "");
+		    lock_name(s->lock), n, n == 1 ? "s" : "");
 	else if (s->opts->release_on_exit)
 		log_info("command %s; releasing lock '%s' while processes it "
 		    "left behind still run (--release-on-exit)", what,
-		    s->lock->user_key);
+		    lock_name(s->lock));
 	else if (n > 0)
 		log_info("command %s; holding lock '%s' until its %d "
-		    "remaining process%s exit%s", what, s->lock->user_key, n,
+		    "remaining process%s exit%s", what, lock_name(s->lock), n,
 		    n == 1 ? "" : "es", n == 1 ? "s" : "");
 	else
 		log_info("command %s; holding lock '%s' until the processes "
-		    "it left behind exit", what, s->lock->user_key);
+		    "it left behind exit", what, lock_name(s->lock));
 }
 
 /* Every message the guardian has sent. */

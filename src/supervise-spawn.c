@@ -112,10 +112,10 @@ supervise_environ(const struct lock *l, size_t *first_own)
 			envp[n++] = environ[i];
 	}
 	*first_own = n;
-	envp[n++] = xasprintf("REDLOCK_KEY=%s", l->user_key);
-	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", l->token);
-	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", (long long)l->fence);
-	envp[n++] = xasprintf("REDLOCK_TTL_MS=%lld", (long long)l->ttl_ms);
+	envp[n++] = xasprintf("REDLOCK_KEY=%s", lock_name(l));
+	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", lock_token(l));
+	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", (long long)lock_fence(l));
+	envp[n++] = xasprintf("REDLOCK_TTL_MS=%lld", (long long)lock_ttl_ms(l));
 	envp[n] = NULL;
 	return (envp);
 }

@@ -95,7 +95,7 @@ static void
 supervise_init(struct supervisor *s, struct lock *l,
     const struct supervise_opts *o)
 {
-	int64_t ttl_ns = clock_ms_to_ns(l->ttl_ms);
+	int64_t ttl_ns = clock_ms_to_ns(lock_ttl_ms(l));
 
 	memset(s, 0, sizeof(*s));
 	s->lock = l;
@@ -104,7 +104,7 @@ supervise_init(struct supervisor *s, struct lock *l,
 	s->guard_fd = -1;
 	s->may_have_changed = 1;
 	/* Lose the lock a quarter TTL before it ends: time to stop. */
-	s->margin_ns = lock_margin_ns(s->lock->ttl_ms);
+	s->margin_ns = lock_margin_ns(lock_ttl_ms(s->lock));
 	s->renew_ns = o->renew_ms > 0 ? clock_ms_to_ns(o->renew_ms) :
 	    ttl_ns / 3;
 	if (s->renew_ns > ttl_ns / 2)
@@ -114,8 +114,8 @@ supervise_init(struct supervisor *s, struct lock *l,
 		s->retry_ns = clock_ms_to_ns(50);
 	if (s->retry_ns > clock_ms_to_ns(2000))
 		s->retry_ns = clock_ms_to_ns(2000);
-	s->next_renew_ns = l->acquired_ns + s->renew_ns;
-	s->last_ok_ns = l->acquired_ns;
+	s->next_renew_ns = lock_acquired_ns(l) + s->renew_ns;
+	s->last_ok_ns = lock_acquired_ns(l);
 }
 
 /*
@@ -222,10 +222,10 @@ supervise_lose(struct supervisor *s, const char *why)
 	s->is_lost = 1;
 	duration_format((now - s->last_ok_ns) / 1000000, ago, sizeof(ago));
 	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
-	    "to the command", s->lock->user_key, why, ago,
+	    "to the command", lock_name(s->lock), why, ago,
 	    signame_name(s->opts->lost_signal));
 	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
-	kill_at = s->lock->valid_until_ns;
+	kill_at = lock_valid_until_ns(s->lock);
 	if (s->opts->kill_after_ms > 0 &&
 	    now + clock_ms_to_ns(s->opts->kill_after_ms) < kill_at)
 		kill_at = now + clock_ms_to_ns(s->opts->kill_after_ms);
@@ -241,12 +241,12 @@ supervise_renew(struct supervisor *s, int64_t now)
 	char	why[700];
 	int	rc;
 
-	rc = lock_extend(s->lock, s->lock->ttl_ms,
-	    s->lock->valid_until_ns - s->margin_ns);
+	rc = lock_extend(s->lock, lock_ttl_ms(s->lock),
+	    lock_valid_until_ns(s->lock) - s->margin_ns);
 	if (rc == EXIT_OK) {
 		s->last_ok_ns = now;
 		s->next_renew_ns = now + s->renew_ns;
-		log_debug("renewed lock '%s'", s->lock->user_key);
+		log_debug("renewed lock '%s'", lock_name(s->lock));
 		return;
 	}
 	/* Its SIGCHLD may be waiting, blocked, behind this renewal. */
@@ -255,16 +255,16 @@ supervise_renew(struct supervisor *s, int64_t now)
 		return;		/* done in time: nothing was lost */
 	if (rc == EXIT_NOT_OWNER) {
 		s->lost_not_owner = 1;
-		supervise_lose(s, s->lock->not_owner == LOCK_OTHER ?
+		supervise_lose(s, lock_not_owner(s->lock) == LOCK_OTHER ?
 		    "another owner holds it" : "it expired in Redis");
 		return;
 	}
 	(void)snprintf(s->last_error, sizeof(s->last_error), "%s",
-	    s->lock->err);
+	    lock_error(s->lock));
 	log_info("renewal of lock '%s' failed, retrying: %s",
-	    s->lock->user_key, s->lock->err);
+	    lock_name(s->lock), lock_error(s->lock));
 	s->next_renew_ns = clock_mono_ns() + s->retry_ns;
-	if (clock_mono_ns() >= s->lock->valid_until_ns - s->margin_ns) {
+	if (clock_mono_ns() >= lock_valid_until_ns(s->lock) - s->margin_ns) {
 		(void)snprintf(why, sizeof(why), "renewal failed: %s",
 		    s->last_error);
 		supervise_lose(s, why);
@@ -281,14 +281,14 @@ supervise_deadlines(struct supervisor *s, int64_t now)
 	struct lock	*l = s->lock;
 	char		 why[700];
 
-	if (!s->is_lost && now >= l->valid_until_ns - s->margin_ns) {
+	if (!s->is_lost && now >= lock_valid_until_ns(l) - s->margin_ns) {
 		(void)snprintf(why, sizeof(why), "no renewal succeeded in "
 		    "time%s%s", s->last_error[0] ? ": " : "", s->last_error);
 		supervise_lose(s, why);
 	}
 	if (s->is_lost && !s->is_killed && now >= s->kill_at_ns) {
 		log_warnx("lock '%s' expired: killing the command",
-		    l->user_key);
+		    lock_name(l));
 		supervise_tell(s, SUPERVISE_KILL, SIGKILL);
 		s->is_killed = 1;
 	}
@@ -298,9 +298,9 @@ supervise_deadlines(struct supervisor *s, int64_t now)
 	 * A try with only a moment left could not succeed and would hide
 	 * why the earlier ones failed: wait for the deadline instead.
 	 */
-	if (l->valid_until_ns - s->margin_ns - now <
+	if (lock_valid_until_ns(l) - s->margin_ns - now <
 	    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) && s->last_error[0] != '\0') {
-		s->next_renew_ns = l->valid_until_ns - s->margin_ns;
+		s->next_renew_ns = lock_valid_until_ns(l) - s->margin_ns;
 		return (1);
 	}
 	supervise_renew(s, now);
@@ -319,8 +319,8 @@ supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
 
 	if (!s->is_lost) {
 		wake = s->next_renew_ns;
-		if (l->valid_until_ns - s->margin_ns < wake)
-			wake = l->valid_until_ns - s->margin_ns;
+		if (lock_valid_until_ns(l) - s->margin_ns < wake)
+			wake = lock_valid_until_ns(l) - s->margin_ns;
 	} else if (!s->is_killed)
 		wake = s->kill_at_ns;
 	else
@@ -339,7 +339,7 @@ supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
 	}
 	/* Past the lock's validity a stopped job stays stopped until
 	 * killed (see supervise_job_stop). */
-	if (sig == SIGCONT && clock_mono_ns() >= l->valid_until_ns)
+	if (sig == SIGCONT && clock_mono_ns() >= lock_valid_until_ns(l))
 		return;
 	log_debug("passing SIG%s on to the command's group",
 	    signame_name(sig));
@@ -357,27 +357,27 @@ supervise_finish(struct supervisor *s)
 		(void)tcsetpgrp(s->tty_fd, getpgrp());
 	if (s->lost_not_owner)
 		return;		/* someone else's lock now: hands off */
-	if (s->is_lost && now >= s->lock->valid_until_ns)
+	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
 		return;		/* expired: nothing of ours is left */
-	held_ms = (now - s->lock->acquired_ns) / 1000000;
+	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
 	rest_ms = s->opts->min_hold_ms - held_ms;
 	if (!s->is_lost && rest_ms > 0) {
 		/* Shorten the TTL to the rest rather than delete the key. */
 		rc = lock_extend(s->lock, rest_ms, 0);
 		if (rc == EXIT_OK)
 			log_info("keeping lock '%s' for %lldms more "
-			    "(--min-hold)", s->lock->user_key,
+			    "(--min-hold)", lock_name(s->lock),
 			    (long long)rest_ms);
 	} else
 		rc = lock_release(s->lock);
 	if (rc == EXIT_OK && rest_ms <= 0)
-		log_info("released lock '%s'", s->lock->user_key);
+		log_info("released lock '%s'", lock_name(s->lock));
 	else if (rc == EXIT_NOT_OWNER)
 		log_warnx("lock '%s' had already expired when the command "
-		    "ended", s->lock->user_key);
+		    "ended", lock_name(s->lock));
 	else if (rc != EXIT_OK)
 		log_warnx("cannot release lock '%s' (it will expire by its "
-		    "TTL): %s", s->lock->user_key, s->lock->err);
+		    "TTL): %s", lock_name(s->lock), lock_error(s->lock));
 }
 
 /*

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lock layer's own header: struct lock and what lock.c, lock-acquire.c,
+ * lock-wait.c, lock-status.c and scripts.c share.  Nothing outside the
+ * lock layer includes it; the verbs see struct lock as opaque, through
+ * redlock.h, and never a server's reply.
+ *
+ * Layering: the verbs call lock.c's API; lock-acquire.c, lock-status.c
+ * and lock-wait.c call lock.c's fan-out (lock_call) and scripts.c; scripts.c
+ * calls the connection layer.  Nothing here calls back up.
+ */
+
+#ifndef LOCK_IMPL_H
+#define LOCK_IMPL_H
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+/* A fair waiter's place in the queue lasts this long without a try. */
+#define LOCK_FAIR_LEASE_MS	3000
+/*
+ * status lists at most this many holders of a semaphore, and counts the
+ * rest: with command lines of 1 KB, the most kept, 1000 holders are about
+ * 3 MB once parsed, within the reply bounds of conn-impl.h.
+ */
+#define LOCK_STATUS_LISTED	1000
+
+/*
+ * The lock's key and its companions (all in one Cluster slot), in the
+ * order every script takes them as KEYS; a script takes the first n.
+ */
+enum lock_key {
+	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
+	LK_FENCE,	/* fence counter, never expires */
+	LK_META,	/* holder metadata */
+	LK_QUEUE,	/* --fair: waiters in arrival order */
+	LK_LEASES,	/* --fair: each waiter's lease */
+	LK_WAKE,	/* release pushes, one waiter pops */
+	LOCK_NKEYS
+};
+
+/* scripts.c: one script per purpose, in one variant per mode */
+struct script;
+struct lock_scripts {
+	struct script	*acquire;
+	struct script	*release;
+	struct script	*extend;
+	struct script	*status;
+	struct script	*raise_fence;
+	struct script	*leave;
+};
+extern const struct lock_scripts scripts_mutex;
+extern const struct lock_scripts scripts_semaphore;
+void	 script_call_many(struct conn **, size_t, struct script *, int, int,
+	     const char **, const size_t *, int64_t, redisReply **, int *);
+
+/*
+ * The one channel for what went wrong: the exit code of the last failure
+ * and its message.  A key of the wrong type (a mutex used with --limit)
+ * is remembered apart, since it outranks whatever failure follows.
+ */
+struct lock_failure {
+	int		 code;		/* 0: none */
+	int		 type_clash;	/* exit code if the key's type is wrong */
+	char		 text[512];
+};
+
+struct lock {
+	const struct global_opts *opts;
+	struct lock_spec spec;		/* as opened; key and token owned */
+	const struct lock_scripts *scripts;	/* the mode's */
+	struct conn_config conf;
+	struct conn	**conns;	/* one per server */
+	size_t		 nconns;
+	size_t		 quorum;	/* nconns / 2 + 1 */
+	char		*key;		/* PREFIX KEY: the lock itself */
+	size_t		 key_len;
+	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
+	size_t		 keys_len[LOCK_NKEYS];
+	char		*wake_prefix;	/* --fair: + token = its wake key */
+	size_t		 wake_prefix_len;
+	char		*token;		/* ours: generated or given */
+	char		 limit_arg[24];	/* spec.limit, as scripts take it */
+	int64_t		 ttl_ms;
+	int64_t		 fence;
+	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
+	int64_t		 valid_until_ns;	/* our view of the expiry */
+	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
+	int		 not_owner;	/* enum lock_not_owner */
+	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
+	struct lock_failure fail;
+	struct lock_node **nodes;	/* cluster nodes redirects led to */
+	size_t		 nnodes;
+};
+
+/* a cluster node that a MOVED or ASK led to */
+struct lock_node {
+	struct redis_url url;
+	char		*host;
+};
+
+/* the replies of one operation sent to every server */
+struct lock_round {
+	redisReply	**replies;
+	int		 *results;	/* enum conn_result */
+};
+
+/* lock.c */
+size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
+	     const size_t *, int64_t, struct lock_round *);
+void	 lock_round_free(struct lock *, struct lock_round *);
+void	 lock_script_args(const struct lock *, int, int, const char **,
+	     const size_t *, const char ***, size_t **);
+void	 lock_failed(struct lock *, int, const char *, ...) printflike(3, 4);
+int	 lock_fail(struct lock *, size_t);
+int	 lock_unexpected(struct lock *, size_t, const char *,
+	     const redisReply *, const char *);
+size_t	 lock_release_call(struct lock *, struct lock_round *);
+int	 lock_wait_replicas(struct lock *, int64_t);
+
+/* lock-cluster.c */
+void	 lock_follow_redirects(struct lock *, struct script *, int, int,
+	     const char **, const size_t *, int64_t, struct lock_round *);
+
+/* lock-wait.c */
+int	 lock_wait_for_release(struct lock *, int64_t);
+void	 lock_leave_queue(struct lock *);
+
+#endif /* LOCK_IMPL_H */
