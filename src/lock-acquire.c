@@ -191,7 +191,8 @@ lock_acquire(struct lock *l)
 		(void)snprintf(host, sizeof(host), "unknown");
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	(void)snprintf(pid, sizeof(pid), "%lld", l->spec.pid > 0 ?
+	    (long long)l->spec.pid : (long long)getpid());
 	(void)snprintf(lease, sizeof(lease), "%d", l->spec.is_fair ?
 	    LOCK_FAIR_LEASE_MS : 0);
 	if (wait_ms != WAIT_FOREVER)

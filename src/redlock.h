@@ -317,6 +317,7 @@ struct lock_spec {
 	int64_t		 ttl_ms;	/* acquire, extend */
 	int64_t		 wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
 	const char	*command;	/* acquire: what status shows */
+	int64_t		 pid;		/* acquire: whose it is; 0: ours */
 	const sigset_t	*wait_mask;	/* the signal mask while waiting */
 };
 struct lock_holder {
