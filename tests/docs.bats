@@ -102,34 +102,28 @@ $doc: cannot connect to redis://h:1: connection went away"
 	assert_equal "missing:$missing" "missing:"
 }
 
-@test "the README's benchmark figures are in bench/README.md's full table" {
-	local fig missing="" count=0
-	md_section "$ROOT/bench/README.md" 'The latest figures' >"$BATS_TEST_TMPDIR/full.md"
-	[[ $(wc -l <"$BATS_TEST_TMPDIR/full.md") -gt 10 ]] ||
-	    fail "bench/README.md has no 'The latest figures' section"
+# short_in_full SECTION FILE MIN: every figure of the table in the README's
+# SECTION is in FILE's "The latest figures", and there are MIN or more
+short_in_full() {
+	local fig missing="" count=0 full="$BATS_TEST_TMPDIR/full.md"
+	md_section "$ROOT/$2" 'The latest figures' >"$full"
+	[[ $(wc -l <"$full") -gt 10 ]] || fail "$2 has no 'The latest figures' section"
 	while read -r fig; do
 		count=$((count + 1))
-		grep -qF -- "$fig" "$BATS_TEST_TMPDIR/full.md" || missing+=" $fig"
-	done < <(md_section "$README" Benchmarks | grep '^|' | figures)
-	[[ $count -ge 10 ]] || fail "only $count figures in the README's table"
+		grep -qF -- "$fig" "$full" || missing+=" $fig"
+	done < <(md_section "$README" "$1" | grep '^|' | figures)
+	[[ $count -ge $3 ]] || fail "only $count figures in the README's $1 table"
 	assert_equal "missing:$missing" "missing:"
-	grep -qF '](bench/README.md#the-latest-figures)' "$README" || fail "no link to them"
+	grep -qF "]($2#the-latest-figures)" "$README" || fail "no link to $2"
+}
+
+@test "the README's benchmark figures are in bench/README.md's full table" {
+	short_in_full Benchmarks bench/README.md 10
 	grep -qF '![' "$README" || fail "the chart is gone"
 }
 
 @test "the README's reliability figures are in tests/faults/README.md's full table" {
-	local fig missing="" count=0
-	md_section "$ROOT/tests/faults/README.md" 'The latest figures' >"$BATS_TEST_TMPDIR/full.md"
-	[[ $(wc -l <"$BATS_TEST_TMPDIR/full.md") -gt 10 ]] ||
-	    fail "tests/faults/README.md has no 'The latest figures' section"
-	while read -r fig; do
-		count=$((count + 1))
-		grep -qF -- "$fig" "$BATS_TEST_TMPDIR/full.md" || missing+=" $fig"
-	done < <(md_section "$README" Reliability | grep '^|' | figures)
-	[[ $count -ge 4 ]] || fail "only $count figures in the README's table"
-	assert_equal "missing:$missing" "missing:"
-	grep -qF '](tests/faults/README.md#the-latest-figures)' "$README" ||
-	    fail "no link to them"
+	short_in_full Reliability tests/faults/README.md 4
 }
 
 @test "the README's first screen says what to type first" {
