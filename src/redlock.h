@@ -71,6 +71,7 @@ struct redis_url {
 	int		 db;
 	char		*display;	/* for messages: password as *** */
 	int		 is_tls;	/* rediss:// */
+	int		 tls_insecure;	/* ?ssl_cert_reqs=none: --insecure */
 };
 int	 url_parse(const char *, struct redis_url *, const char **);
 void	 url_free(struct redis_url *);

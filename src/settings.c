@@ -154,6 +154,7 @@ settings_setup(struct global_opts *g)
 			return (EXIT_USAGE);
 		}
 		g->nurls++;
+		g->tls.insecure |= g->urls[i].tls_insecure;
 		if (from_command_line && g->urls[i].password != NULL &&
 		    !g->no_auth_warning)
 			log_warnx("warning: a password in -u on the command "

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Redis URLs: redis://[[user]:pass@]host[:port][/db], unix://[[user]:pass@]
- * /path[?db=N], IPv6 hosts in brackets.  Pure: returns an error phrase,
- * never prints or exits.  A user-info without ':' is a password, as in
- * redis-cli.  Every message about a URL uses its redacted form.
+ * Redis URLs: redis://[[user]:pass@]host[:port][/db][?ssl_cert_reqs=...],
+ * unix://[[user]:pass@]/path[?db=N], IPv6 hosts in brackets.  Pure:
+ * returns an error phrase, never prints or exits.  A user-info without ':'
+ * is a password, as in redis-cli.  Every message about a URL uses its
+ * redacted form, hints included.
  */
 
 #include <ctype.h>
@@ -12,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "redlock.h"
+
+#define URL_SCHEMES	"redis://, rediss://, unix://, redis-sentinel:// " \
+			    "or redis+cluster://"
 
 static int	 url_number(const char *, size_t, long, long, long *);
 static char	*url_decode(const char *, size_t, const char **);
@@ -26,6 +31,27 @@ static int	 url_parse_net(const char *, enum url_kind, struct redis_url *,
 static int	 url_parse_unix(const char *, struct redis_url *,
 		     const char **);
 static void	 url_make_display(struct redis_url *);
+static const char *url_set_error(const char **, char *);
+static int	 url_parse_query(const char *, struct redis_url *,
+		     const char **);
+static int	 url_scheme_name(const char *, size_t);
+static void	 url_hint(const char *, const char **);
+
+/* The last message that had to be built; valid until the next one. */
+static char	*url_error;
+
+/*
+ * Set *errstr to msg, a message built with xasprintf(); the one before is
+ * freed.  Returns msg.
+ */
+static const char *
+url_set_error(const char **errstr, char *msg)
+{
+	free(url_error);
+	url_error = msg;
+	*errstr = msg;
+	return (msg);
+}
 
 /* A decimal number in [min, max] spelled with digits only. */
 static int
@@ -195,9 +221,10 @@ url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
 	}
 	if (*p == '/') {
 		p++;
-		if (*p != '\0') {
+		if (*p != '\0' && *p != '?') {
 			if (kind == URL_CLUSTER ||
-			    url_number(p, strlen(p), 0, INT_MAX, &v) == -1) {
+			    url_number(p, strcspn(p, "?"), 0, INT_MAX, &v) ==
+			    -1) {
 				*errstr = kind == URL_CLUSTER ? "a cluster has "
 				    "no database numbers" :
 				    "invalid database number";
@@ -205,11 +232,60 @@ url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
 			}
 			u->db = (int)v;
 		}
-		p += strlen(p);
+		p += strcspn(p, "?");
 	}
+	if (*p == '?')
+		return (url_parse_query(p + 1, u, errstr));
 	if (*p != '\0') {
 		*errstr = "unexpected text after the host";
 		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The query of a network URL: name=value pairs separated by '&'.  Only
+ * redis-py's ssl_cert_reqs is known (so that a URL from Heroku, Render or
+ * a Python configuration works as given): none (or CERT_NONE) skips the
+ * certificate checks as --insecure does, required (CERT_REQUIRED) is the
+ * default.  Anything else is refused by name rather than ignored.
+ */
+static int
+url_parse_query(const char *q, struct redis_url *u, const char **errstr)
+{
+	const char	*name, *eq, *value;
+	size_t		 len, nlen, vlen;
+
+	while (*q != '\0') {
+		len = strcspn(q, "&");
+		name = q;
+		q += len;
+		if (*q == '&')
+			q++;
+		if (len == 0)
+			continue;
+		eq = memchr(name, '=', len);
+		nlen = eq != NULL ? (size_t)(eq - name) : len;
+		value = eq != NULL ? eq + 1 : name + len;
+		vlen = len - (size_t)(value - name);
+		if (nlen != 13 || strncmp(name, "ssl_cert_reqs", 13) != 0) {
+			url_set_error(errstr, xasprintf("unknown parameter "
+			    "'%.*s' (only ssl_cert_reqs is accepted)",
+			    (int)nlen, name));
+			return (-1);
+		}
+		if ((vlen == 4 && strncasecmp(value, "none", 4) == 0) ||
+		    (vlen == 9 && strncasecmp(value, "CERT_NONE", 9) == 0))
+			u->tls_insecure = 1;
+		else if ((vlen == 8 && strncasecmp(value, "required", 8) ==
+		    0) || (vlen == 13 && strncasecmp(value, "CERT_REQUIRED",
+		    13) == 0))
+			u->tls_insecure = 0;
+		else {
+			url_set_error(errstr, xasprintf("invalid ssl_cert_reqs "
+			    "'%.*s' (none or required)", (int)vlen, value));
+			return (-1);
+		}
 	}
 	return (0);
 }
@@ -239,8 +315,13 @@ url_parse_unix(const char *rest, struct redis_url *u, const char **errstr)
 	memcpy(u->path, rest, (size_t)(q - rest));
 	u->path[q - rest] = '\0';
 	if (*q == '?') {
-		if (strncmp(q, "?db=", 4) != 0 ||
-		    url_number(q + 4, strlen(q + 4), 0, INT_MAX, &v) == -1) {
+		if (strncmp(q, "?db=", 4) != 0) {
+			url_set_error(errstr, xasprintf("unknown parameter "
+			    "'%.*s' (only db is accepted)",
+			    (int)strcspn(q + 1, "=&"), q + 1));
+			return (-1);
+		}
+		if (url_number(q + 4, strlen(q + 4), 0, INT_MAX, &v) == -1) {
 			*errstr = "invalid database number";
 			return (-1);
 		}
@@ -285,8 +366,81 @@ url_make_display(struct redis_url *u)
 	free(hosts);
 }
 
+/* Is str[0..len) a scheme's name: a letter, then letters, digits, + - . */
+static int
+url_scheme_name(const char *str, size_t len)
+{
+	size_t	 i;
+
+	if (len == 0 || !isalpha((unsigned char)str[0]))
+		return (0);
+	for (i = 1; i < len; i++)
+		if (!isalnum((unsigned char)str[i]) && strchr("+-.", str[i]) ==
+		    NULL)
+			return (0);
+	return (1);
+}
+
+/*
+ * For a string that is not a URL of ours, what it may have meant: a known
+ * scheme with "://" mistyped ("redis:/host", "redis//host", "Redis://h"),
+ * a path ("/run/redis.sock"), or a host without a scheme ("localhost:6380").
+ * Appends "; did you mean URL?" to *errstr, the URL redacted, when there
+ * is a guess.
+ */
+static void
+url_hint(const char *str, const char **errstr)
+{
+	static const char *schemes[] = { "redis-sentinel", "redis+cluster",
+	    "rediss", "redis", "unix" };
+	const char	*rest = NULL, *scheme = "redis", *sep;
+	char		*guess, *shown;
+	size_t		 i, n;
+
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		n = strlen(schemes[i]);
+		if (strncasecmp(str, schemes[i], n) == 0 &&
+		    (str[n] == ':' || str[n] == '/')) {
+			scheme = schemes[i];
+			rest = str + n;
+			break;
+		}
+	}
+	if ((sep = strstr(str, "://")) != NULL) {
+		/* An unknown scheme: only a known one in other case. */
+		if (rest != sep)
+			return;
+		rest = sep + 3;
+	} else if (rest != NULL) {
+		/* "redis:/h", "redis//h", "redis:h", "unix:/p" */
+		if (*rest == ':')
+			rest++;
+		rest += strspn(rest, "/");
+		if (strcmp(scheme, "unix") == 0 && strstr(rest, "@/") == NULL) {
+			/* the path, which starts at a '/' */
+			rest--;
+			if (rest < str || *rest != '/')
+				return;
+		}
+	} else {
+		/* a path, or a host and port */
+		if (*str == '/')
+			scheme = "unix";
+		rest = str;
+	}
+	if (*rest == '\0')
+		return;
+	guess = xasprintf("%s://%s", scheme, rest);
+	shown = url_redact(guess);
+	free(guess);
+	url_set_error(errstr, xasprintf("%s; did you mean %s?", *errstr,
+	    shown));
+	free(shown);
+}
+
 /*
  * Parse str into *u.  Returns 0, or -1 with *errstr set (and *u freed).
+ * A message that had to be built stays valid until the next call.
  */
 int
 url_parse(const char *str, struct redis_url *u, const char **errstr)
@@ -300,8 +454,8 @@ url_parse(const char *str, struct redis_url *u, const char **errstr)
 		return (-1);
 	}
 	if ((sep = strstr(str, "://")) == NULL) {
-		*errstr = "missing scheme (redis://, unix://, "
-		    "redis-sentinel:// or redis+cluster://)";
+		*errstr = "missing scheme (" URL_SCHEMES ")";
+		url_hint(str, errstr);
 		return (-1);
 	}
 	if ((size_t)(sep - str) == 5 && strncmp(str, "redis", 5) == 0)
@@ -319,6 +473,12 @@ url_parse(const char *str, struct redis_url *u, const char **errstr)
 		u->is_tls = 1;
 	} else {
 		*errstr = "unsupported scheme";
+		if (url_scheme_name(str, (size_t)(sep - str))) {
+			url_set_error(errstr, xasprintf("unsupported scheme "
+			    "'%.*s' (" URL_SCHEMES ")", (int)(sep - str),
+			    str));
+			url_hint(str, errstr);
+		}
 		rc = -1;
 	}
 	if (rc == -1) {

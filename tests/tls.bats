@@ -124,6 +124,22 @@ setup() {
 	key_exists main k
 }
 
+@test "?ssl_cert_reqs=none acts as --insecure, with its warning; =required verifies" {
+	# A Heroku or Render URL: a password, no user, no CA to give.
+	unset REDLOCK_USER REDLOCK_PASSWORD
+	local url="rediss://:tls-s3cret-pw@127.0.0.1:$(tls_port auth)"
+	run --separate-stderr redlock-cli --no-auth-warning \
+	    -u "$url?ssl_cert_reqs=none" acquire k
+	assert_success
+	[ "$stderr" = "redlock-cli: warning: --insecure: the server's certificate is not verified" ] ||
+	    fail "stderr: $stderr"
+	run --separate-stderr redlock-cli --no-auth-warning \
+	    -u "$url?ssl_cert_reqs=required" acquire k2
+	assert_failure 69
+	assert_stderr_line "redlock-cli: cannot connect to rediss://:***@127.0.0.1:$(tls_port auth): certificate verification failed: self-signed certificate in certificate chain"
+	[[ $stderr != *tls-s3cret-pw* ]] || fail "the password was printed"
+}
+
 @test "a server that requires client certificates accepts --cert/--key" {
 	run --separate-stderr redlock-cli \
 	    -u "rediss://127.0.0.1:$(tls_port mtls)" --cacert "$CERTS/ca.crt" \

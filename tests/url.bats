@@ -58,7 +58,8 @@ BAD_URLS=(
 	''				'empty'
 	'localhost'			'missing scheme*'
 	'localhost:6380'		'missing scheme*'
-	'http://x'			'unsupported scheme'
+	'http://x'			"unsupported scheme 'http' (redis://, rediss://, unix://, redis-sentinel:// or redis+cluster://)"
+	'x y://h'			'unsupported scheme'
 	'redis://'			'missing host'
 	'redis://:6380'			'missing host'
 	'redis://h:0'			'invalid port'
@@ -75,7 +76,12 @@ BAD_URLS=(
 	'unix://'			'missing socket path'
 	'unix://relative.sock'		'missing socket path'
 	'unix:///p.sock?db=x'		'invalid database number'
-	'unix:///p.sock?foo=1'		'invalid database number'
+	'unix:///p.sock?foo=1'		"unknown parameter 'foo' (only db is accepted)"
+	'redis://h?x=1'			"unknown parameter 'x' (only ssl_cert_reqs is accepted)"
+	'rediss://h:6380/0?ssl_cert_reqs=none&foo=bar'	"unknown parameter 'foo' (only ssl_cert_reqs is accepted)"
+	'rediss://h?ssl_cert_reqs=optional'	"invalid ssl_cert_reqs 'optional' (none or required)"
+	'rediss://h?ssl_cert_reqs'	"invalid ssl_cert_reqs '' (none or required)"
+	'redis+cluster://a/3?ssl_cert_reqs=none'	'a cluster has no database numbers'
 	'redis://u:p%zz@h'		'bad percent-encoding'
 )
 
@@ -98,6 +104,72 @@ BAD_URLS=(
 	done
 	[ -z "$failed" ] || fail "failing cases:$failed"
 	refute_key main k
+}
+
+# URL, then the guess after "did you mean " (empty: no guess)
+NEAR_MISSES=(
+	'redis:/host'			'redis://host'
+	'redis:host:6380'		'redis://host:6380'
+	'redis//host/2'			'redis://host/2'
+	'rediss:/h:6380'		'rediss://h:6380'
+	'redis-sentinel:/s1,s2/m'	'redis-sentinel://s1,s2/m'
+	'redis+cluster:/a:7000'		'redis+cluster://a:7000'
+	'unix:/run/redis.sock'		'unix:///run/redis.sock'
+	'/run/redis.sock'		'unix:///run/redis.sock'
+	'localhost'			'redis://localhost'
+	'localhost:6380'		'redis://localhost:6380'
+	'Redis://h'			'redis://h'
+	'REDISS://h:6380'		'rediss://h:6380'
+	'redis:/:pw@h'			'redis://:***@h'
+	'redis//u:pw@h'			'redis://u:***@h'
+	'unix:/:pw@/s.sock'		'unix://:***@/s.sock'
+	'http://h'			''
+	'redis:'			''
+	'unix:relative.sock'		''
+)
+
+@test "a near miss says what it may have meant, in one line, password hidden" {
+	local ci url guess failed=''
+	for ((ci = 0; ci < ${#NEAR_MISSES[@]}; ci += 2)); do
+		url=${NEAR_MISSES[ci]}
+		guess=${NEAR_MISSES[ci + 1]}
+		run --separate-stderr redlock-cli -u "$url" status k
+		if [ "$status" -ne 64 ] || [ -n "$output" ]; then
+			failed+=$'\n'"  '$url': exit $status, stdout '$output'"
+		elif [ "$(printf '%s\n' "$stderr" | wc -l)" -ne 1 ]; then
+			failed+=$'\n'"  '$url': not one line: '$stderr'"
+		elif [[ $stderr == *pw* ]]; then
+			failed+=$'\n'"  '$url': password shown: '$stderr'"
+		elif [ -z "$guess" ]; then
+			[[ $stderr != *'did you mean'* ]] ||
+			    failed+=$'\n'"  '$url': a guess: '$stderr'"
+		elif [[ $stderr != "redlock-cli: invalid URL '"*"': "*"; did you mean $guess?" ]]; then
+			failed+=$'\n'"  '$url': '$stderr' (expected: ...; did you mean $guess?)"
+		fi
+	done
+	[ -z "$failed" ] || fail "failing cases:$failed"
+}
+
+@test "the missing-scheme message names every scheme, rediss:// too" {
+	run --separate-stderr redlock-cli -u 'redis:/host' status k
+	assert_failure 64
+	assert_stderr_line "redlock-cli: invalid URL 'redis:/host': missing scheme (redis://, rediss://, unix://, redis-sentinel:// or redis+cluster://); did you mean redis://host?"
+}
+
+@test "a Heroku-style rediss://:pw@host:port?ssl_cert_reqs=none URL parses" {
+	local url
+	# The server is not there: getting as far as connecting is the point.
+	for url in "rediss://:pw@127.0.0.1:$DEAD_PORT?ssl_cert_reqs=none" \
+	    "rediss://:pw@127.0.0.1:$DEAD_PORT?ssl_cert_reqs=CERT_NONE" \
+	    "rediss://:pw@127.0.0.1:$DEAD_PORT/0?ssl_cert_reqs=required" \
+	    "rediss://:pw@127.0.0.1:$DEAD_PORT?ssl_cert_reqs=CERT_REQUIRED"; do
+		run --separate-stderr redlock-cli --no-auth-warning -u "$url" \
+		    status k
+		[ "$status" -eq 69 ] || fail "'$url': exit $status: $stderr"
+		[[ $stderr == *"cannot connect to rediss://:***@127.0.0.1:$DEAD_PORT"* ]] ||
+		    fail "'$url': $stderr"
+		[[ $stderr != *pw* ]] || fail "'$url': password shown: $stderr"
+	done
 }
 
 @test "a bad URL in \$REDLOCK_URL exits 64 too" {

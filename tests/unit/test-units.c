@@ -114,7 +114,11 @@ test_urls(void)
 		{ "unix://:pw@/tmp/s", "unix://:***@/tmp/s", NULL, NULL,
 		    "/tmp/s", NULL, "pw", 0, 0 },
 		{ "", NULL, "empty", NULL, NULL, NULL, NULL, 0, 0 },
-		{ "localhost:6379", NULL, "missing scheme (redis://, unix://, "
+		{ "localhost:6379", NULL, "missing scheme (redis://, rediss://, "
+		    "unix://, redis-sentinel:// or redis+cluster://); did you "
+		    "mean redis://localhost:6379?", NULL, NULL, NULL, NULL, 0,
+		    0 },
+		{ "redis:", NULL, "missing scheme (redis://, rediss://, unix://, "
 		    "redis-sentinel:// or redis+cluster://)", NULL, NULL, NULL,
 		    NULL, 0, 0 },
 		{ "redis-sentinel://s1,s2:26380/mymaster",
@@ -136,7 +140,10 @@ test_urls(void)
 		    NULL, NULL, NULL, 0, 0 },
 		{ "redis+cluster://a,", NULL, "missing host", NULL, NULL, NULL,
 		    NULL, 0, 0 },
-		{ "http://h", NULL, "unsupported scheme", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "http://h", NULL, "unsupported scheme 'http' (redis://, "
+		    "rediss://, unix://, redis-sentinel:// or redis+cluster://)",
+		    NULL, NULL, NULL, NULL, 0, 0 },
+		{ "a b://h", NULL, "unsupported scheme", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://", NULL, "missing host", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://:6379", NULL, "missing host", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://h:0", NULL, "invalid port", NULL, NULL, NULL, NULL, 0, 0 },
@@ -146,7 +153,16 @@ test_urls(void)
 		{ "redis://h/x", NULL, "invalid database number", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://h/-1", NULL, "invalid database number", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://[::1", NULL, "unterminated IPv6 address", NULL, NULL, NULL, NULL, 0, 0 },
-		{ "redis://h?x=1", NULL, "unexpected text after the host", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "redis://h?x=1", NULL, "unknown parameter 'x' (only "
+		    "ssl_cert_reqs is accepted)", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "rediss://:pw@h:6380?ssl_cert_reqs=none",
+		    "rediss://:***@h:6380", NULL, "h", NULL, NULL, "pw", 6380, 0 },
+		{ "rediss://h/3?ssl_cert_reqs=required", "rediss://h:6379/3",
+		    NULL, "h", NULL, NULL, NULL, 6379, 3 },
+		{ "rediss://h?ssl_cert_reqs=maybe", NULL, "invalid ssl_cert_reqs "
+		    "'maybe' (none or required)", NULL, NULL, NULL, NULL, 0, 0 },
+		{ "unix:///s?x=1", NULL, "unknown parameter 'x' (only db is "
+		    "accepted)", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "redis://:p%4@h", NULL, "bad percent-encoding", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "unix://", NULL, "missing socket path", NULL, NULL, NULL, NULL, 0, 0 },
 		{ "unix:///", NULL, "missing socket path", NULL, NULL, NULL, NULL, 0, 0 },
@@ -183,6 +199,31 @@ test_urls(void)
 		    "url '%s': display %s host %s port %d db %d", cases[i].in,
 		    u.display, u.host ? u.host : "-", u.port, u.db);
 		url_free(&u);
+	}
+	{
+		static const struct {
+			const char	*in;
+			int		 insecure;
+		} reqs[] = {
+			{ "rediss://h?ssl_cert_reqs=none", 1 },
+			{ "rediss://h?ssl_cert_reqs=CERT_NONE", 1 },
+			{ "rediss://h/2?ssl_cert_reqs=required", 0 },
+			{ "rediss://h?ssl_cert_reqs=CERT_REQUIRED", 0 },
+			{ "rediss://h?ssl_cert_reqs=none&ssl_cert_reqs=required",
+			    0 },
+			{ "rediss://h", 0 },
+		};
+		size_t j;
+
+		for (j = 0; j < sizeof(reqs) / sizeof(reqs[0]); j++) {
+			err = NULL;
+			rc = url_parse(reqs[j].in, &u, &err);
+			CHECK(rc == 0 && u.tls_insecure == reqs[j].insecure,
+			    "url '%s': rc %d insecure %d", reqs[j].in, rc,
+			    rc == 0 ? u.tls_insecure : -1);
+			if (rc == 0)
+				url_free(&u);
+		}
 	}
 	{
 		char *r = url_redact("redis://user:secret@h:99999");
