@@ -80,6 +80,10 @@ char	*url_redact(const char *);
 int	 duration_parse(const char *, int64_t *, const char **);
 void	 duration_format(int64_t, char *, size_t);
 
+/* number.c */
+int	 number_parse(const char *, long long, long long, long long *,
+	     const char **);
+
 /* clock.c */
 int64_t	 clock_mono_ns(void);
 int64_t	 clock_wall_ms(void);
