@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Option parsing, shared by every command.  Each verb lists the options it
- * accepts (cmd-<verb>.c); one parser knows what each option means, so -t
- * is the same thing wherever it is accepted, and the global options work
- * both before and after the verb.  Parsing never exits: it returns a code.
+ * Option parsing, shared by every command: the table of every option, and
+ * the parse of one command line.  Each verb lists the options it accepts
+ * (cmd-<verb>.c); one parser knows what each option means
+ * (options-value.c), so -t is the same thing wherever it is accepted, and
+ * the global options work both before and after the verb.  Parsing never
+ * exits: it returns a status (options-error.c words its messages).
  */
 
 #include <getopt.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "redlock.h"
+#include "options-impl.h"
 
 /* Where release and extend find the token that --token does not give. */
 #define TOKEN_ENV	"REDLOCK_TOKEN"
@@ -107,29 +110,11 @@ const struct options_def options_defs[] = {
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
 };
 
-/* What one verb's parse has seen so far, beyond struct cmd_args. */
-struct options_seen {
-	int	 have_n;
-	int	 have_w;
-	int	 saw_dashdash;
-};
-
-static int	 options_takes(const struct cmd_entry *, int);
+static struct options_status options_exit(int);
 static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
-static int	 options_duration(const char *, const char *, int64_t *, int);
-static int	 options_ttl(const char *, int64_t *);
-static int	 options_count(const char *, const char *, long long,
-		     long long, int64_t *);
-static const char *options_typed(char **, int, char *, size_t);
-static int	 options_getopt_error(const char *, int, char **, int);
-static int	 options_misplaced(int, char **, int);
-static int	 options_global(int, const char *, struct global_opts *);
-static int	 options_tls(int, const char *, struct tls_options *);
 static void	 options_print_version(void);
 static void	 options_defaults(struct cmd_args *);
-static int	 options_verb(int, const char *, struct cmd_args *,
-		     struct options_seen *);
 static int	 options_word(const struct cmd_entry *, char **,
 		     struct cmd_args *);
 static int	 options_check_words(const struct cmd_entry *, int, char **,
@@ -170,7 +155,7 @@ options_default(const struct options_def *d, const struct cmd_entry *e)
 }
 
 /* Whether option id is valid with verb e (NULL: before any verb). */
-static int
+int
 options_takes(const struct cmd_entry *e, int id)
 {
 	const struct options_def	*d = options_find(id);
@@ -211,237 +196,6 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 		(*shortopts)[ns++] = (char)d->getopt.opt.val;
 		if (d->getopt.opt.has_arg == required_argument)
 			(*shortopts)[ns++] = ':';
-	}
-}
-
-/*
- * Parse a duration option.  allow_zero: 0 is meaningful (-w 0, --jitter 0).
- * Returns 0, or EXIT_USAGE after the message naming option and value.
- */
-static int
-options_duration(const char *option, const char *value, int64_t *ms,
-    int allow_zero)
-{
-	const char *errstr;
-
-	if (duration_parse(value, ms, &errstr) == -1 ||
-	    (!allow_zero && *ms == 0 && (errstr = "below 1ms") != NULL)) {
-		log_warnx("invalid %s '%s': %s", option, value, errstr);
-		return (EXIT_USAGE);
-	}
-	return (0);
-}
-
-/*
- * A TTL the lock can be kept by: under LOCK_MIN_TTL_MS, the drift
- * allowance (TTL/100 + 2ms) and the safety margin (TTL/4) leave next to
- * no validity to run a command in (and a quorum would retry for ever), so
- * it is refused here, by name.  From 10ms on, 5ms or more are left.
- */
-static int
-options_ttl(const char *value, int64_t *ms)
-{
-	const char	*errstr;
-	char		 least[32];
-
-	if (duration_parse(value, ms, &errstr) == -1) {
-		log_warnx("invalid --ttl '%s': %s", value, errstr);
-		return (EXIT_USAGE);
-	}
-	if (*ms < LOCK_MIN_TTL_MS) {
-		duration_format(LOCK_MIN_TTL_MS, least, sizeof(least));
-		log_warnx("invalid --ttl '%s': below the minimum of %s", value,
-		    least);
-		return (EXIT_USAGE);
-	}
-	return (0);
-}
-
-/* A whole number option in [min, max]. */
-static int
-options_count(const char *option, const char *value, long long min,
-    long long max, int64_t *out)
-{
-	const char	*errstr;
-	long long	 v;
-
-	if (number_parse(value, min, max, &v, &errstr) == -1) {
-		log_warnx("invalid %s '%s': not a number from %lld to %lld",
-		    option, value, min, max);
-		return (EXIT_USAGE);
-	}
-	*out = v;
-	return (0);
-}
-
-/*
- * The option getopt just refused, as typed: "--name" without any
- * "=value", or "-x" alone out of a cluster.  buf holds the latter.
- */
-static const char *
-options_typed(char **argv, int optind_now, char *buf, size_t len)
-{
-	const char *word = argv[optind_now - 1];
-
-	if (strncmp(word, "--", 2) == 0) {
-		(void)snprintf(buf, len, "%.*s", (int)strcspn(word, "="), word);
-		return (buf);
-	}
-	if (optopt > 0 && optopt < 128) {
-		(void)snprintf(buf, len, "-%c", optopt);
-		return (buf);
-	}
-	return (word);
-}
-
-/* Print the message for a getopt error ('?' or ':'). */
-static int
-options_getopt_error(const char *verb, int ch, char **argv, int optind_now)
-{
-	const char	*word = argv[optind_now - 1];
-	const char	*typed;
-	char		 buf[64], prefix[64] = "";
-
-	if (verb != NULL)
-		(void)snprintf(prefix, sizeof(prefix), "%s: ", verb);
-	typed = options_typed(argv, optind_now, buf, sizeof(buf));
-	if (ch == ':')
-		log_warnx("%soption '%s' requires an argument", prefix, typed);
-	else if (strncmp(word, "--", 2) == 0 &&
-	    word[strcspn(word, "=")] == '=' && optopt != 0)
-		log_warnx("%soption '%s' does not take an argument", prefix,
-		    typed);
-	else
-		log_warnx("%sunknown option '%s'", prefix, typed);
-	return (EXIT_USAGE);
-}
-
-/*
- * An option getopt refused before the verb: if it is one of a verb's,
- * say where it goes, naming the verb given later on the line.  Returns 1
- * after the message, 0 when it is no option of ours at all.
- */
-static int
-options_misplaced(int argc, char **argv, int optind_now)
-{
-	const struct options_def	*d;
-	const struct cmd_entry		*e = NULL;
-	const char			*typed;
-	char				 buf[64];
-	int				 i;
-
-	typed = options_typed(argv, optind_now, buf, sizeof(buf));
-	for (d = options_defs; d->getopt.opt.name != NULL; d++)
-		if (strncmp(typed, "--", 2) == 0 ?
-		    strcmp(typed + 2, d->getopt.opt.name) == 0 :
-		    (typed[0] == '-' && typed[1] == d->getopt.opt.val &&
-		    typed[2] == '\0'))
-			break;
-	if (d->getopt.opt.name == NULL || d->getopt.is_global)
-		return (0);
-	/*
-	 * Its argument is no verb: skip the next word, unless it came as
-	 * "--name=value".  (After "-t5s" the next word is "-t5s" itself.)
-	 */
-	i = optind_now;
-	if (d->getopt.opt.has_arg == required_argument &&
-	    (typed[1] != '-' || strchr(argv[optind_now - 1], '=') == NULL))
-		i++;
-	for (; i < argc && e == NULL; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		e = cmd_find(argv[i]);
-	}
-	if (e == NULL)
-		log_warnx("%s is an option of a command: put it after the "
-		    "command and its KEY", typed);
-	else if (options_takes(e, d->getopt.opt.val))
-		log_warnx("%s is an option of '%s': put it after '%s KEY'",
-		    typed, e->name, e->name);
-	else
-		log_warnx("%s: unknown option '%s'", e->name, typed);
-	return (1);
-}
-
-static int
-options_global(int ch, const char *arg, struct global_opts *g)
-{
-	int64_t v;
-
-	switch (ch) {
-	case OPT_URL:
-		g->url_strings = xreallocarray(g->url_strings,
-		    g->nurl_strings + 1, sizeof(*g->url_strings));
-		g->url_strings[g->nurl_strings++] = xstrdup(arg);
-		return (0);
-	case OPT_QUIET:
-		g->quiet = 1;
-		return (0);
-	case OPT_VERBOSE:
-		g->verbose++;
-		return (0);
-	case OPT_PASSWORD_FILE:
-		g->password_file = arg;
-		return (0);
-	case OPT_NO_AUTH_WARNING:
-		g->no_auth_warning = 1;
-		return (0);
-	case OPT_CONNECT_TIMEOUT:
-		return (options_duration("--connect-timeout", arg,
-		    &g->connect_timeout_ms, 0));
-	case OPT_IO_TIMEOUT:
-		return (options_duration("--io-timeout", arg, &g->io_timeout_ms,
-		    0));
-	case OPT_PREFIX:
-		g->prefix = arg;
-		return (0);
-	case OPT_SYSLOG:
-		g->use_syslog = 1;
-		return (0);
-	case OPT_WAIT_REPLICAS:
-		if (options_count("--wait-replicas", arg, 1, 1000, &v) != 0)
-			return (EXIT_USAGE);
-		g->wait_replicas = (int)v;
-		return (0);
-	case OPT_USER:
-		g->user = arg;
-		return (0);
-	case OPT_WAIT_TIMEOUT:
-		return (options_duration("--wait-timeout", arg,
-		    &g->wait_timeout_ms, 0));
-	default:
-		return (options_tls(ch, arg, &g->tls));
-	}
-}
-
-/* The TLS options.  Returns 0, or -1 if ch is none of them. */
-static int
-options_tls(int ch, const char *arg, struct tls_options *tls)
-{
-	switch (ch) {
-	case OPT_TLS:
-		tls->enabled = 1;
-		return (0);
-	case OPT_CACERT:
-		tls->cacert = arg;
-		return (0);
-	case OPT_CACERTDIR:
-		tls->cacertdir = arg;
-		return (0);
-	case OPT_CERT:
-		tls->cert = arg;
-		return (0);
-	case OPT_KEY:
-		tls->key = arg;
-		return (0);
-	case OPT_SNI:
-		tls->sni = arg;
-		return (0);
-	case OPT_INSECURE:
-		tls->insecure = 1;
-		return (0);
-	default:
-		return (-1);	/* not a global option */
 	}
 }
 
@@ -507,71 +261,6 @@ options_defaults(struct cmd_args *a)
 	a->conflict_code = EXIT_BUSY;
 	a->lost_signal = SIGTERM;
 	a->lost_exit_code = EXIT_LOST;
-}
-
-/* One of the verbs' options.  Returns 0, EXIT_USAGE, or -1 if none. */
-static int
-options_verb(int ch, const char *arg, struct cmd_args *a,
-    struct options_seen *seen)
-{
-	int64_t	 v = 0;
-	int	 rc = 0;
-
-	switch (ch) {
-	case OPT_TTL:
-		return (options_ttl(arg, &a->ttl_ms));
-	case OPT_NONBLOCK:
-		seen->have_n = 1;
-		return (0);
-	case OPT_WAIT:
-		seen->have_w = 1;
-		/* -w 0 is -n, as in flock: "fail rather than wait" */
-		return (options_duration("--wait", arg, &a->wait_ms, 1));
-	case OPT_CONFLICT_CODE:
-		rc = options_count("--conflict-exit-code", arg, 0, 255, &v);
-		a->conflict_code = (int)v;
-		return (rc);
-	case OPT_TOKEN:
-		a->token = arg;
-		return (0);
-	case OPT_JSON:
-		a->json = 1;
-		return (0);
-	case OPT_RENEW:
-		return (options_duration("--renew", arg, &a->renew_ms, 0));
-	case OPT_LOST_SIGNAL:
-		if ((a->lost_signal = signame_parse(arg)) == -1) {
-			log_warnx("invalid --lost-signal '%s': not a signal "
-			    "name or number", arg);
-			return (EXIT_USAGE);
-		}
-		return (0);
-	case OPT_KILL_AFTER:
-		return (options_duration("--kill-after", arg, &a->kill_after_ms,
-		    0));
-	case OPT_LOST_EXIT_CODE:
-		rc = options_count("--lost-exit-code", arg, 0, 255, &v);
-		a->lost_exit_code = (int)v;
-		return (rc);
-	case OPT_JITTER:
-		return (options_duration("--jitter", arg, &a->jitter_ms, 1));
-	case OPT_MIN_HOLD:
-		return (options_duration("--min-hold", arg, &a->min_hold_ms, 1));
-	case OPT_SHELL_COMMAND:
-		a->shell_command = arg;
-		return (0);
-	case OPT_LIMIT:
-		/* How many holders a semaphore admits. */
-		return (options_count("--limit", arg, 1, 1000000, &a->limit));
-	case OPT_FAIR:
-		a->fair = 1;
-		return (0);
-	case OPT_RELEASE_ON_EXIT:
-		a->release_on_exit = 1;
-		return (0);
-	default:
-		return (-1);
-	}
 }
 
 /*
