@@ -8,6 +8,31 @@
 
 load helpers
 
+# waiting_options: the lines of the options that acquire and run share.
+waiting_options() {
+	cat <<'EOF'
+  -t, --ttl TTL           the lock expires TTL after it is taken or extended
+                          (default: 30s)
+  -n, --nonblock          fail at once if the lock is busy
+  -w, --wait WAIT         give up after WAIT; -w 0 is -n
+                          (default: wait until it is free)
+  -E, --conflict-exit-code CODE
+                          exit status when the lock is busy, 0 to 255
+                          (default: 1)
+EOF
+}
+
+# help_end EXAMPLE: how the help of every command ends.
+help_end() {
+	cat <<'EOF'
+  -h, --help              print the help and exit
+and the global options, before or after the command: see 'redlock-cli help'
+
+example:
+EOF
+	printf '  %s\n' "$1"
+}
+
 # expected_help VERB: the exact text of `redlock-cli help VERB`.
 expected_help() {
 	case $1 in
@@ -19,25 +44,15 @@ usage: redlock-cli acquire KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK]
 take the lock and print its token; wait for it unless -n or -w
 
 options:
-  -t, --ttl TTL           the lock expires TTL after it is taken or extended
-                          (default: 30s)
-  -n, --nonblock          fail at once if the lock is busy
-  -w, --wait WAIT         give up after WAIT; -w 0 is -n
-                          (default: wait until it is free)
-  -E, --conflict-exit-code CODE
-                          exit status when the lock is busy, 0 to 255
-                          (default: 1)
+EOF
+		waiting_options
+		cat <<'EOF'
       --token TOK         the lock's token (default: a new random one)
       --json              print JSON
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              waiters take the lock in order of arrival
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)
 EOF
-		;;
+		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
 	release)
 		cat <<'EOF'
 usage: redlock-cli release KEY [--token TOK] [--limit N]
@@ -47,13 +62,8 @@ release the lock held by TOK; exit 3 if TOK does not hold it
 options:
       --token TOK         the lock's token (default: $REDLOCK_TOKEN)
       --limit N           KEY is a semaphore of N slots, not a lock
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  redlock-cli release deploy --token "$TOKEN"
 EOF
-		;;
+		help_end 'redlock-cli release deploy --token "$TOKEN"' ;;
 	extend)
 		cat <<'EOF'
 usage: redlock-cli extend KEY [--token TOK] [-t TTL] [--limit N]
@@ -65,13 +75,8 @@ options:
   -t, --ttl TTL           the lock expires TTL after it is taken or extended
                           (default: 30s)
       --limit N           KEY is a semaphore of N slots, not a lock
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  redlock-cli extend deploy --token "$TOKEN" -t 10m
 EOF
-		;;
+		help_end 'redlock-cli extend deploy --token "$TOKEN" -t 10m' ;;
 	run)
 		cat <<'EOF'
 usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N]
@@ -83,14 +88,9 @@ usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N]
 hold the lock while CMD runs, renewing it; exit with CMD's status
 
 options:
-  -t, --ttl TTL           the lock expires TTL after it is taken or extended
-                          (default: 30s)
-  -n, --nonblock          fail at once if the lock is busy
-  -w, --wait WAIT         give up after WAIT; -w 0 is -n
-                          (default: wait until it is free)
-  -E, --conflict-exit-code CODE
-                          exit status when the lock is busy, 0 to 255
-                          (default: 1)
+EOF
+		waiting_options
+		cat <<'EOF'
       --renew DUR         renew the lock every DUR (default: a third of the TTL)
       --lost-signal SIG   the signal CMD gets when the lock is lost
                           (default: TERM)
@@ -104,13 +104,8 @@ options:
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              waiters take the lock in order of arrival
       --release-on-exit   release when CMD exits, not when all it started have
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  redlock-cli run nightly-backup -t 5m -n -- /usr/local/bin/backup
 EOF
-		;;
+		help_end 'redlock-cli run nightly-backup -t 5m -n -- /usr/local/bin/backup' ;;
 	status)
 		cat <<'EOF'
 usage: redlock-cli status KEY [--limit N] [--json]
@@ -120,13 +115,8 @@ show who holds the lock; exit 0 if it is held, 1 if it is free
 options:
       --json              print JSON
       --limit N           KEY is a semaphore of N slots, not a lock
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  redlock-cli status deploy --json
 EOF
-		;;
+		help_end 'redlock-cli status deploy --json' ;;
 	help)
 		cat <<'EOF'
 usage: redlock-cli help [COMMAND]
@@ -134,13 +124,8 @@ usage: redlock-cli help [COMMAND]
 print the help of COMMAND, or list the commands
 
 options:
-  -h, --help              print the help and exit
-and the global options, before or after the command: see 'redlock-cli help'
-
-example:
-  redlock-cli help run
 EOF
-		;;
+		help_end 'redlock-cli help run' ;;
 	*)
 		return 1 ;;
 	esac
