@@ -34,6 +34,7 @@ EOF
 }
 
 # expected_help VERB: the exact text of `redlock-cli help VERB`.
+# shellcheck disable=SC2016 # the examples are printed, not expanded
 expected_help() {
 	case $1 in
 	acquire)
