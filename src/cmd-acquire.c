@@ -11,7 +11,7 @@
 
 static int	cmd_acquire_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_acquire_longopts[] = {
+static const int cmd_acquire_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
 	OPT_JSON, OPT_LIMIT, OPT_FAIR, 0
 };
@@ -20,10 +20,11 @@ const struct cmd_entry cmd_acquire_entry = {
 	.name = "acquire",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
 	    "[--limit N] [--fair] [--json]",
-	.summary = "Take the lock and print its token; wait for it unless "
-	    "-n or -w.",
-	.shortopts = "t:nw:E:",
-	.longopts = cmd_acquire_longopts,
+	.summary = "take the lock and print its token; wait for it unless -n "
+	    "or -w",
+	.example = "TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)",
+	.options = cmd_acquire_options,
+	.flags = CMD_TAKES_KEY | CMD_NEEDS_SERVER,
 	.exec = cmd_acquire_exec
 };
 

@@ -9,15 +9,16 @@
 
 static int	cmd_extend_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_extend_longopts[] = { OPT_TOKEN, OPT_TTL, OPT_LIMIT, 0 };
+static const int cmd_extend_options[] = { OPT_TOKEN, OPT_TTL, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_extend_entry = {
 	.name = "extend",
 	.usage = "KEY [--token TOK] [-t TTL] [--limit N]",
-	.summary = "Set the TTL of the lock held by TOK (default "
-	    "$REDLOCK_TOKEN) to TTL from now; exit 3 if TOK does not hold it.",
-	.shortopts = "t:",
-	.longopts = cmd_extend_longopts,
+	.summary = "give the lock held by TOK a new TTL; exit 3 if TOK does "
+	    "not hold it",
+	.example = "redlock-cli extend deploy --token \"$TOKEN\" -t 10m",
+	.options = cmd_extend_options,
+	.flags = CMD_TAKES_KEY | CMD_TOKEN_FROM_ENV | CMD_NEEDS_SERVER,
 	.exec = cmd_extend_exec
 };
 

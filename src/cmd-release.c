@@ -9,15 +9,16 @@
 
 static int	cmd_release_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_release_longopts[] = { OPT_TOKEN, OPT_LIMIT, 0 };
+static const int cmd_release_options[] = { OPT_TOKEN, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
 	.usage = "KEY [--token TOK] [--limit N]",
-	.summary = "Release the lock held by TOK (default $REDLOCK_TOKEN); "
-	    "exit 3 if TOK does not hold it.",
-	.shortopts = "",
-	.longopts = cmd_release_longopts,
+	.summary = "release the lock held by TOK; exit 3 if TOK does not "
+	    "hold it",
+	.example = "redlock-cli release deploy --token \"$TOKEN\"",
+	.options = cmd_release_options,
+	.flags = CMD_TAKES_KEY | CMD_TOKEN_FROM_ENV | CMD_NEEDS_SERVER,
 	.exec = cmd_release_exec
 };
 

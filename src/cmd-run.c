@@ -16,7 +16,7 @@
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
 static char	*cmd_run_describe(char **);
 
-static const int cmd_run_longopts[] = {
+static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
 	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR,
@@ -30,11 +30,12 @@ const struct cmd_entry cmd_run_entry = {
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
 	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "
 	    "(-- CMD [ARG...] | -c 'SHELL COMMAND')",
-	.summary = "Hold the lock while CMD runs, renewing it; exit with "
-	    "CMD's status.",
-	.shortopts = "t:nw:E:c:",
-	.longopts = cmd_run_longopts,
-	.takes_command = 1,
+	.summary = "hold the lock while CMD runs, renewing it; exit with "
+	    "CMD's status",
+	.example = "redlock-cli run nightly-backup -t 5m -n -- "
+	    "/usr/local/bin/backup",
+	.options = cmd_run_options,
+	.flags = CMD_TAKES_KEY | CMD_TAKES_COMMAND | CMD_NEEDS_SERVER,
 	.exec = cmd_run_exec
 };
 

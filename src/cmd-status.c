@@ -23,14 +23,16 @@ static void	cmd_status_since(int64_t, char *, size_t);
 static void	cmd_status_line(const char *, const char *);
 static void	cmd_status_servers(const struct lock_state *, int);
 
-static const int cmd_status_longopts[] = { OPT_JSON, OPT_LIMIT, 0 };
+static const int cmd_status_options[] = { OPT_JSON, OPT_LIMIT, 0 };
 
 const struct cmd_entry cmd_status_entry = {
 	.name = "status",
 	.usage = "KEY [--limit N] [--json]",
-	.summary = "Show who holds the lock; exit 0 if held, 1 if free.",
-	.shortopts = "",
-	.longopts = cmd_status_longopts,
+	.summary = "show who holds the lock; exit 0 if it is held, 1 if it "
+	    "is free",
+	.example = "redlock-cli status deploy --json",
+	.options = cmd_status_options,
+	.flags = CMD_TAKES_KEY | CMD_NEEDS_SERVER,
 	.exec = cmd_status_exec
 };
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The command table: lookup, usage and help, and the messages the verbs
- * share.  Each verb is described by data in its own cmd-<verb>.c (usage,
- * short options, ids of its long options; see options.c); adding a verb
- * means one file, one extern line and one table line here.
+ * The command table: lookup, and the messages the verbs share.  Each verb
+ * is described by data in its own cmd-<verb>.c (usage, summary, example,
+ * the ids of its options, what it takes; see options.c and help.c);
+ * adding a verb means one file, one extern line and one table line here.
  */
 
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 extern const struct cmd_entry cmd_acquire_entry;
 extern const struct cmd_entry cmd_extend_entry;
+extern const struct cmd_entry cmd_help_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_status_entry;
@@ -23,6 +24,7 @@ static const struct cmd_entry *cmd_table[] = {
 	&cmd_release_entry,
 	&cmd_run_entry,
 	&cmd_status_entry,
+	&cmd_help_entry,	/* last in the list that help prints */
 	NULL
 };
 
@@ -38,69 +40,13 @@ cmd_find(const char *name)
 	return (NULL);
 }
 
-void
-cmd_print_usage(int to_stdout)
+/* The i-th entry of the table, or NULL past its end. */
+const struct cmd_entry *
+cmd_at(size_t i)
 {
-	FILE	*f = to_stdout ? stdout : stderr;
-	int	 i;
-
-	(void)fprintf(f, "usage: %s [global options] command KEY [options]\n"
-	    "\ncommands:\n", PROGNAME);
-	for (i = 0; cmd_table[i] != NULL; i++)
-		(void)fprintf(f, "  %-8s %s\n", cmd_table[i]->name,
-		    cmd_table[i]->usage);
-	(void)fprintf(f, "  help     [COMMAND]\n"
-	    "\nglobal options (before or after the command):\n"
-	    "  -u, --url URL            a server (repeat for a Redlock quorum):"
-	    "\n"
-	    "                           redis://[[user]:pass@]host[:port][/db]"
-	    ", rediss://...,\n"
-	    "                           unix:///path[?db=N], redis+cluster://"
-	    "h1:p1,h2:p2,\n"
-	    "                           redis-sentinel://h1:p1,h2:p2/master\n"
-	    "      --user NAME, --password-file FILE (mode 0600), "
-	    "--no-auth-warning\n"
-	    "      --connect-timeout DUR, --io-timeout DUR (default 1s)\n"
-	    "      --wait-replicas N, --wait-timeout DUR   WAIT after "
-	    "acquire and renewals\n"
-	    "      --tls, --cacert FILE, --cacertdir DIR, --cert FILE, "
-	    "--key FILE,\n"
-	    "      --sni NAME, --insecure\n"
-	    "      --prefix STR         prepended to every key\n"
-	    "  -q, --quiet              no message when the lock is busy\n"
-	    "  -v, --verbose            say what was done; twice: each "
-	    "Redis command\n"
-	    "      --syslog             log to syslog too\n"
-	    "  -h, --help; -V, --version\n"
-	    "\nsee redlock-cli(1) for durations, exit status and "
-	    "environment\n");
-}
-
-void
-cmd_print_help(const struct cmd_entry *e, int to_stdout)
-{
-	FILE *f = to_stdout ? stdout : stderr;
-
-	(void)fprintf(f, "usage: %s %s %s\n%s\n", PROGNAME, e->name, e->usage,
-	    e->summary);
-}
-
-/* redlock-cli help [COMMAND] */
-int
-cmd_help(const char *name)
-{
-	const struct cmd_entry *e;
-
-	if (name == NULL) {
-		cmd_print_usage(1);
-		return (EXIT_OK);
-	}
-	if ((e = cmd_find(name)) == NULL) {
-		log_warnx("unknown command '%s'", name);
-		return (EXIT_USAGE);
-	}
-	cmd_print_help(e, 1);
-	return (EXIT_OK);
+	if (i >= sizeof(cmd_table) / sizeof(cmd_table[0]))
+		return (NULL);
+	return (cmd_table[i]);
 }
 
 /* The lock a verb was asked for, as the lock layer takes it. */

@@ -46,8 +46,9 @@ main(int argc, char **argv)
 {
 	struct global_opts	 g;
 	struct cmd_args		 a;
+	struct options_status	 st;
 	const struct cmd_entry	*e;
-	int			 i, rc;
+	int			 i = 0, rc;
 
 	if (main_hold_stdio() == -1)
 		return (EXIT_UNAVAILABLE);	/* nowhere to say so */
@@ -56,17 +57,10 @@ main(int argc, char **argv)
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.wait_timeout_ms = DEFAULT_TIMEOUT_MS;
 
-	if ((i = options_parse_globals(argc, argv, &g)) < 0) {
+	st = options_parse_globals(argc, argv, &g, &i);
+	if (st.exit_now) {
 		settings_free(&g);
-		return (-1 - i);
-	}
-	if (strcmp(argv[i], "help") == 0) {
-		rc = i + 2 < argc ? EXIT_USAGE : cmd_help(argv[i + 1]);
-		if (i + 2 < argc)
-			log_warnx("help: unexpected argument '%s'",
-			    argv[i + 2]);
-		settings_free(&g);
-		return (rc);
+		return (st.code);
 	}
 	if ((e = cmd_find(argv[i])) == NULL) {
 		log_warnx("unknown command '%s' (see '%s --help')", argv[i],
@@ -74,10 +68,14 @@ main(int argc, char **argv)
 		settings_free(&g);
 		return (EXIT_USAGE);
 	}
-	if ((rc = options_parse(e, argc - i, argv + i, &g, &a)) < 0 ||
-	    (rc = settings_setup(&g)) != 0) {
+	st = options_parse(e, argc - i, argv + i, &g, &a);
+	if (st.exit_now) {
 		settings_free(&g);
-		return (rc < 0 ? -1 - rc : rc);
+		return (st.code);
+	}
+	if ((e->flags & CMD_NEEDS_SERVER) && (rc = settings_setup(&g)) != 0) {
+		settings_free(&g);
+		return (rc);
 	}
 	/*
 	 * A reader that goes away must not kill us between taking a lock

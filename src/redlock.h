@@ -81,6 +81,10 @@ char	*url_redact(const char *);
 int	 duration_parse(const char *, int64_t *, const char **);
 void	 duration_format(int64_t, char *, size_t);
 
+/* number.c */
+int	 number_parse(const char *, long long, long long, long long *,
+	     const char **);
+
 /* clock.c */
 int64_t	 clock_mono_ns(void);
 int64_t	 clock_wall_ms(void);
@@ -178,13 +182,27 @@ struct cmd_args {
 };
 
 /* cmd.c */
+/*
+ * What a verb takes, for the parser (options.c), main and help:
+ *   CMD_TAKES_KEY	exactly one KEY, required
+ *   CMD_TAKES_TOPIC	at most one word, optional (help COMMAND), in ->key
+ *   CMD_TAKES_COMMAND	CMD after "--", or -c STRING (run)
+ *   CMD_TOKEN_FROM_ENV	--token defaults to $REDLOCK_TOKEN (release, extend)
+ *   CMD_NEEDS_SERVER	resolve the URLs, password and TLS before exec
+ */
+#define CMD_TAKES_KEY		0x01
+#define CMD_TAKES_TOPIC		0x02
+#define CMD_TAKES_COMMAND	0x04
+#define CMD_TOKEN_FROM_ENV	0x08
+#define CMD_NEEDS_SERVER	0x10
 struct cmd_entry {
 	const char		*name;
 	const char		*usage;		/* after "redlock-cli NAME " */
-	const char		*summary;
-	const char		*shortopts;	/* the verb's own, without globals */
-	const int		*longopts;	/* ids from enum cmd_option, 0-ended */
-	int			 takes_command;	/* run: CMD after -- or -c */
+	const char		*summary;	/* one line, for help */
+	const char		*example;	/* one command line, for help */
+	const int		*options;	/* ids from enum cmd_option, 0-ended;
+						   the verb's own, without globals */
+	int			 flags;		/* CMD_* above */
 	int			(*exec)(struct global_opts *, struct cmd_args *);
 };
 enum cmd_option {
@@ -227,9 +245,7 @@ enum cmd_option {
 	OPT_RELEASE_ON_EXIT
 };
 const struct cmd_entry *cmd_find(const char *);
-void	 cmd_print_usage(int);
-void	 cmd_print_help(const struct cmd_entry *, int);
-int	 cmd_help(const char *);
+const struct cmd_entry *cmd_at(size_t);
 struct lock;
 struct lock_spec;
 void	 cmd_lock_spec(const struct cmd_args *, struct lock_spec *);
@@ -237,9 +253,37 @@ void	 cmd_report_busy(const struct lock *, const struct cmd_args *);
 void	 cmd_report_not_owner(const struct lock *, const char *);
 int	 cmd_flush_stdout(void);
 
+/* help.c: help text, generated from the command and option tables */
+void	 help_print_all(void);
+void	 help_print_command(const struct cmd_entry *);
+
 /* options.c */
-int	 options_parse_globals(int, char **, struct global_opts *);
-int	 options_parse(const struct cmd_entry *, int, char **,
+/*
+ * One row per option: the getopt half first (tests/man.bats reads rows of
+ * that shape), then what help says of it.  The short letter is the id
+ * itself when the id is below 256.
+ */
+struct options_def {
+	struct {
+		struct option	 opt;
+		int		 is_global;	/* valid with every verb */
+	}		 getopt;
+	const char	*arg;		/* the argument's name, or NULL */
+	const char	*help;		/* one line; NULL for an alias */
+	const char	*dflt;		/* the default, or NULL */
+};
+extern const struct options_def options_defs[];
+const struct options_def *options_find(int);
+const char *options_default(const struct options_def *,
+	     const struct cmd_entry *);
+/* What a parser tells main: go on, or exit now with code. */
+struct options_status {
+	int	 exit_now;	/* help, version or a usage error */
+	int	 code;		/* the exit code when exit_now */
+};
+struct options_status options_parse_globals(int, char **, struct global_opts *,
+	     int *);
+struct options_status options_parse(const struct cmd_entry *, int, char **,
 	     struct global_opts *, struct cmd_args *);
 
 /* settings.c */

@@ -123,7 +123,7 @@ settings_read_password_file(struct global_opts *g)
 int
 settings_setup(struct global_opts *g)
 {
-	const char	*env, *errstr;
+	const char	*env, *errstr, *var;
 	char		*shown;
 	size_t		 i;
 	int		 rc, from_command_line = g->nurl_strings > 0;
@@ -134,14 +134,14 @@ settings_setup(struct global_opts *g)
 	if (g->prefix == NULL && (env = getenv("REDLOCK_PREFIX")) != NULL)
 		g->prefix = env;
 	if (g->nurl_strings == 0) {
-		if ((env = getenv("REDLOCK_URL")) != NULL && *env != '\0')
-			settings_split_urls(g, env);
-		else if ((env = getenv("REDIS_URL")) != NULL && *env != '\0')
-			settings_split_urls(g, env);
-		else
-			settings_split_urls(g, DEFAULT_URL);
+		/* The variable the URLs came from, for the message. */
+		if ((env = getenv(var = "REDLOCK_URL")) == NULL || *env == '\0')
+			env = getenv(var = "REDIS_URL");
+		if (env == NULL || *env == '\0')
+			env = DEFAULT_URL;
+		settings_split_urls(g, env);
 		if (g->nurl_strings == 0) {
-			log_warnx("invalid URL list in the environment");
+			log_warnx("%s: invalid URL list in the environment", var);
 			return (EXIT_USAGE);
 		}
 	}

@@ -31,16 +31,13 @@ static const struct {
 int
 signame_parse(const char *s)
 {
-	int	 i, n = 0;
+	const char	*errstr;
+	long long	 n;
+	int		 i;
 
-	if (isdigit((unsigned char)*s)) {
-		for (i = 0; s[i] != '\0'; i++) {
-			if (!isdigit((unsigned char)s[i]) || i > 2)
-				return (-1);
-			n = n * 10 + (s[i] - '0');
-		}
-		return (n >= 1 && n < NSIG ? n : -1);
-	}
+	if (isdigit((unsigned char)*s))
+		return (number_parse(s, 1, NSIG - 1, &n, &errstr) == 0 ?
+		    (int)n : -1);
 	if (strncasecmp(s, "SIG", 3) == 0)
 		s += 3;
 	for (i = 0; signames[i].name != NULL; i++)

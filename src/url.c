@@ -20,7 +20,8 @@
 #define URL_SCHEMES	"redis://, rediss://, unix://, redis-sentinel:// " \
 			    "or redis+cluster://"
 
-static int	 url_number(const char *, size_t, long, long, long *);
+static int	 url_number(const char *, size_t, long long, long long,
+		     long long *);
 static char	*url_decode(const char *, size_t, const char **);
 static int	 url_userinfo(const char *, size_t, struct redis_url *,
 		     const char **);
@@ -53,24 +54,21 @@ url_set_error(const char **errstr, char *msg)
 	return (msg);
 }
 
-/* A decimal number in [min, max] spelled with digits only. */
+/* A decimal number in [min, max], s[0..len): number_parse on a copy. */
 static int
-url_number(const char *s, size_t len, long min, long max, long *out)
+url_number(const char *s, size_t len, long long min, long long max,
+    long long *out)
 {
-	long	 v = 0;
-	size_t	 i;
+	const char	*errstr;
+	char		*copy;
+	int		 rc;
 
-	if (len == 0 || len > 10)
-		return (-1);
-	for (i = 0; i < len; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return (-1);
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v < min || v > max)
-		return (-1);
-	*out = v;
-	return (0);
+	copy = xmalloc(len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	rc = number_parse(copy, min, max, out, &errstr);
+	free(copy);
+	return (rc);
 }
 
 /* Percent-decode s[0..len) into a new string. */
@@ -134,7 +132,7 @@ url_parse_host(const char **pp, int default_port, struct redis_url *u,
 {
 	const char	*host, *host_end, *p = *pp, *end;
 	struct url_host	*h;
-	long		 v;
+	long long	 v;
 
 	if (*p == '[') {
 		host = p + 1;
@@ -182,7 +180,7 @@ url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
     const char **errstr)
 {
 	const char	*at, *p, *name;
-	long		 v;
+	long long	 v;
 
 	u->kind = kind;
 	/* The last '@' ends the user-info: a password may contain '@'. */
@@ -294,7 +292,7 @@ static int
 url_parse_unix(const char *rest, struct redis_url *u, const char **errstr)
 {
 	const char	*slash, *q;
-	long		 v;
+	long long	 v;
 
 	u->kind = URL_UNIX;
 	/* unix://[userinfo@]/path: the path starts at the first '/'. */

@@ -17,8 +17,11 @@ setup() {
 	redis_flush
 }
 
-# The usage line of a command, as help prints it.
-usage_of() { redlock-cli help "$1" | head -n 1; }
+# The usage line of a command, as help prints it: its first lines, up to
+# the blank one, wrapped to 80 columns, joined again.
+usage_of() {
+	redlock-cli help "$1" | sed '/^$/,$d' | tr -s ' \n' ' ' | sed 's/ $//'
+}
 
 @test "--help prints the usage on stdout and exits 0" {
 	local opt
@@ -65,8 +68,10 @@ usage_of() { redlock-cli help "$1" | head -n 1; }
 	run --separate-stderr redlock-cli help run
 	assert_success
 	[ -z "$stderr" ]
-	[[ ${lines[0]} == "usage: redlock-cli run KEY [-t TTL] "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]] ||
-	    fail "not the run usage: ${lines[0]}"
+	local usage
+	usage=$(usage_of run)
+	[[ $usage == "usage: redlock-cli run KEY [-t TTL] "*" (-- CMD [ARG...] | -c 'SHELL COMMAND')" ]] ||
+	    fail "not the run usage: $usage"
 	assert_line --partial '[--renew DUR]'
 	assert_line --partial '[--lost-signal SIG]'
 }
@@ -81,7 +86,7 @@ usage_of() { redlock-cli help "$1" | head -n 1; }
 		run -0 redlock-cli "$verb" -h
 		[ "$output" = "$a" ] || fail "$verb -h differs from help $verb"
 	done
-	run -0 redlock-cli help acquire
+	run -0 usage_of acquire
 	assert_line -n 0 --regexp '^usage: redlock-cli acquire KEY \[-t TTL\] \[-n \| -w WAIT\] \[-E CODE\] .*\[--json\]$'
 }
 

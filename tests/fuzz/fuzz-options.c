@@ -4,9 +4,10 @@
  * table (src/cmd.c), driven as main() drives them.
  *
  * The input is split on NUL bytes into at most 64 arguments behind
- * "redlock-cli".  Parsing never exits: it returns the verb's index, or an
- * exit code for help, version and usage errors.  settings_setup() is not
- * called (it reads the environment and files); settings_free() is.
+ * "redlock-cli".  Parsing never exits: it says whether to go on (with the
+ * verb's index), or to exit with a code for help, version and usage
+ * errors.  settings_setup() is not called (it reads the environment and
+ * files); settings_free() is.  No verb is run, help's neither.
  */
 
 #include <signal.h>
@@ -27,7 +28,9 @@ static void
 fuzz_check_args(const struct cmd_entry *e, int argc, char **argv,
     const struct cmd_args *a)
 {
-	FUZZ_CHECK(a->key != NULL && *a->key != '\0', "%s: no KEY", e->name);
+	if (e->flags & CMD_TAKES_KEY)
+		FUZZ_CHECK(a->key != NULL && *a->key != '\0', "%s: no KEY",
+		    e->name);
 	FUZZ_CHECK(a->ttl_ms >= 1 && a->ttl_ms <= 1000000000000LL,
 	    "ttl %lld", (long long)a->ttl_ms);
 	FUZZ_CHECK(a->wait_ms == WAIT_FOREVER || (a->wait_ms >= 0 &&
@@ -45,7 +48,7 @@ fuzz_check_args(const struct cmd_entry *e, int argc, char **argv,
 	FUZZ_CHECK(a->limit == 0 || (a->limit >= 1 && a->limit <= 1000000),
 	    "limit %lld", (long long)a->limit);
 	FUZZ_CHECK(a->token == NULL || *a->token != '\0', "empty token");
-	if (e->takes_command) {
+	if (e->flags & CMD_TAKES_COMMAND) {
 		FUZZ_CHECK((a->argc > 0) != (a->shell_command != NULL),
 		    "%s: argc %d, -c %s", e->name, a->argc,
 		    a->shell_command != NULL ? "set" : "unset");
@@ -58,12 +61,13 @@ fuzz_check_args(const struct cmd_entry *e, int argc, char **argv,
 		    "%s took a command", e->name);
 }
 
-/* A returned exit code (-1 - code) is one main() may exit with. */
+/* An exit the parser asks for is with a code main() may exit with. */
 static void
-fuzz_check_code(const char *what, int rc)
+fuzz_check_code(const char *what, struct options_status st)
 {
-	FUZZ_CHECK(rc < 0 && (-1 - rc == EXIT_OK || -1 - rc == EXIT_USAGE),
-	    "%s returned %d", what, rc);
+	FUZZ_CHECK(st.exit_now && (st.code == EXIT_OK ||
+	    st.code == EXIT_USAGE), "%s returned %d, %d", what, st.exit_now,
+	    st.code);
 }
 
 int
@@ -85,7 +89,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct global_opts	 g;
 	struct cmd_args		 a;
 	const struct cmd_entry	*e;
-	int			 argc = 0, i, rc, ok = 0;
+	struct options_status	 st;
+	int			 argc = 0, i = 0, ok = 0;
 
 	buf = malloc(size + 1);
 	if (buf == NULL)
@@ -103,25 +108,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.wait_timeout_ms = DEFAULT_TIMEOUT_MS;
-	if ((i = options_parse_globals(argc, argv, &g)) < 0)
-		fuzz_check_code("options_parse_globals", i);
+	st = options_parse_globals(argc, argv, &g, &i);
+	if (st.exit_now)
+		fuzz_check_code("options_parse_globals", st);
 	else {
 		FUZZ_CHECK(i >= 1 && i < argc, "verb index %d of %d", i, argc);
-		if (strcmp(argv[i], "help") == 0) {
-			if (i + 2 >= argc) {
-				rc = cmd_help(argv[i + 1]);
-				FUZZ_CHECK(rc == EXIT_OK || rc == EXIT_USAGE,
-				    "cmd_help returned %d", rc);
-			}
-		} else if ((e = cmd_find(argv[i])) != NULL) {
+		if ((e = cmd_find(argv[i])) != NULL) {
 			FUZZ_CHECK(strcmp(e->name, argv[i]) == 0,
 			    "cmd_find('%s') found %s", argv[i], e->name);
-			rc = options_parse(e, argc - i, argv + i, &g, &a);
-			if (rc == 0) {
+			st = options_parse(e, argc - i, argv + i, &g, &a);
+			if (!st.exit_now) {
 				fuzz_check_args(e, argc - i, argv + i, &a);
 				ok = 1;
 			} else
-				fuzz_check_code(e->name, rc);
+				fuzz_check_code(e->name, st);
 		}
 	}
 	/* After an error the values are half set; main() exits then. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the pure parts: durations, URLs, key slots and companion
- * keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,
+ * Unit tests of the pure parts: durations, whole numbers, URLs, key slots
+ * and companion keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,
  * M failed" and exits non-zero on any failure.
  */
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,10 +312,51 @@ test_sha1_signames(void)
 	    "signal names");
 }
 
+static void
+test_numbers(void)
+{
+	static const struct {
+		const char	*in;
+		long long	 min, max, v;
+		const char	*err;
+	} cases[] = {
+		{ "0", 0, 255, 0, NULL }, { "255", 0, 255, 255, NULL },
+		{ "007", 0, 255, 7, NULL }, { "-5", -10, 10, -5, NULL },
+		{ "256", 0, 255, 0, "too large" },
+		{ "-1", 0, 255, 0, "too small" },
+		{ "99999999999999999999", 0, 255, 0, "too large" },
+		{ "-99999999999999999999", -5, 255, 0, "too small" },
+		{ "9223372036854775807", 0, LLONG_MAX, LLONG_MAX, NULL },
+		{ "", 0, 255, 0, "invalid" }, { "-", 0, 255, 0, "invalid" },
+		{ " 5", 0, 255, 0, "invalid" }, { "+5", 0, 255, 0, "invalid" },
+		{ "5 ", 0, 255, 0, "invalid" }, { "0x10", 0, 255, 0, "invalid" },
+		{ "1.5", 0, 255, 0, "invalid" }, { "x", 0, 255, 0, "invalid" },
+	};
+	const char	*err;
+	long long	 v;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = -42;
+		rc = number_parse(cases[i].in, cases[i].min, cases[i].max, &v,
+		    &err);
+		if (cases[i].err == NULL)
+			CHECK(rc == 0 && v == cases[i].v && err == NULL,
+			    "number '%s': rc %d v %lld", cases[i].in, rc, v);
+		else
+			CHECK(rc == -1 && v == -42 && err != NULL &&
+			    strcmp(err, cases[i].err) == 0,
+			    "number '%s': rc %d err %s", cases[i].in, rc,
+			    rc == -1 ? err : "none");
+	}
+}
+
 int
 main(void)
 {
 	test_durations();
+	test_numbers();
 	test_urls();
 	test_keyslots();
 	test_sha1_signames();
