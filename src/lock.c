@@ -226,7 +226,6 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	free(retry);
 	free(rreplies);
 	free(rresults);
-	lock_follow_redirects(l, s, nkeys, nargs, args, lens, cap_ns, rd);
 	free(args);
 	free(lens);
 

@@ -43,6 +43,7 @@ enum exit_code {
 #define DEFAULT_TIMEOUT_MS	1000
 #define DEFAULT_URL		"redis://127.0.0.1:6379"
 #define TOKEN_HEX_LEN		32	/* 128 random bits */
+#define TOKEN_SHOWN		8	/* status and -v -v show no more */
 #define WAIT_FOREVER		(-1)
 /* Below this, drift and the safety margin leave no time to hold a lock. */
 #define LOCK_MIN_TTL_MS		10
@@ -104,6 +105,7 @@ void	 log_busy(const char *, ...) printflike(1, 2);
 deadfn void fatal(int, const char *, ...) printflike(2, 3);
 deadfn void fatalx(int, const char *, ...) printflike(2, 3);
 void	 log_sanitize(char *, size_t, const char *, size_t);
+void	 log_shorten(char *, size_t, const char *, size_t);
 
 /* xmalloc.c */
 void	*xmalloc(size_t);
@@ -269,6 +271,8 @@ struct conn_config {
 	int64_t		 io_timeout_ms;
 	const char	*password;	/* when the URL has none */
 	const char	*user;		/* ACL user, when the URL has none */
+	const char	*password_from;	/* where password came from (NULL:
+					 * --password-file or the environment) */
 	int		 use_tls;	/* --tls: every connection */
 };
 struct conn;
@@ -277,11 +281,8 @@ void	 conn_free(struct conn *);
 void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
-const char *conn_server_error(const struct conn *);
-const char *conn_host(const struct conn *);
-void	 conn_set_asking(struct conn *);
-void	 conn_copy_error(struct conn *, const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
+void	 conn_set_secret(struct conn *, int);
 int	 conn_exit_code(int);
 const char *conn_hiredis_version(void);
 struct redisReply;
@@ -414,10 +415,6 @@ size_t	 lock_release_call(struct lock *, struct lock_round *);
 void	 lock_script_args(const struct lock *, int, int, const char **,
 	     const size_t *, const char ***, size_t **);
 int	 lock_wait_replicas(struct lock *, int64_t);
-
-/* lock-cluster.c */
-void	 lock_follow_redirects(struct lock *, struct script *, int, int,
-	     const char **, const size_t *, int64_t, struct lock_round *);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);
