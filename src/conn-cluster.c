@@ -13,7 +13,6 @@
  * (c->node, c->ask).
  */
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,27 +21,9 @@
 /* Redirects one command may follow. */
 #define CONN_MAX_HOPS	5
 
-static int	 conn_redirect_port(const char *, const char **);
 static int	 conn_redirect_parse(const char *, int *, char **, int *);
 static void	 conn_node_set(struct conn *, struct conn_node *, char *,
 		     int);
-
-/* A port (1..65535) at s, digits only; *end is set after it.  -1 if bad. */
-static int
-conn_redirect_port(const char *s, const char **end)
-{
-	char	*e;
-	long	 port;
-
-	if (*s < '0' || *s > '9')
-		return (-1);
-	errno = 0;
-	port = strtol(s, &e, 10);
-	if (errno != 0 || port < 1 || port > 65535)
-		return (-1);
-	*end = e;
-	return ((int)port);
-}
 
 /*
  * "MOVED 3999 127.0.0.1:6381" or "ASK 3999 10.0.0.2:6381@16381" (the bus
@@ -59,9 +40,9 @@ conn_redirect_parse(const char *text, int *is_ask, char **host, int *port)
 	addr = addr != NULL ? strchr(addr + 1, ' ') : NULL;
 	colon = addr != NULL ? strrchr(addr, ':') : NULL;
 	if (colon == NULL ||
-	    (*port = conn_redirect_port(colon + 1, &end)) == -1)
+	    (*port = conn_parse_port(colon + 1, &end)) == -1)
 		return (-1);
-	if (*end == '@' && conn_redirect_port(end + 1, &end) == -1)
+	if (*end == '@' && conn_parse_port(end + 1, &end) == -1)
 		return (-1);
 	if (*end != '\0')
 		return (-1);

@@ -180,6 +180,7 @@ struct conn {
 void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
 const char *conn_host(const struct conn *);
 char	*conn_hostport(const char *, const char *, int);
+int	 conn_parse_port(const char *, const char **);
 void	 conn_node_free(struct conn_node *);
 void	 conn_probe_free(struct conn *);
 

@@ -16,7 +16,6 @@
  * cap.
  */
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +99,8 @@ conn_probe_ask(struct conn *c)
 static int
 conn_probe_answer(struct conn *c, const redisReply *r)
 {
-	long long	 port;
-	char		*end;
+	const char	*end;
+	int		 port;
 
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING ||
@@ -111,9 +110,8 @@ conn_probe_answer(struct conn *c, const redisReply *r)
 		    c->url->master_name);
 		return (-1);
 	}
-	errno = 0;
-	port = strtoll(r->element[1]->str, &end, 10);
-	if (errno != 0 || *end != '\0' || port <= 0 || port > 65535) {
+	if ((port = conn_parse_port(r->element[1]->str, &end)) == -1 ||
+	    *end != '\0') {
 		(void)snprintf(c->probe_last, sizeof(c->probe_last), "%s names "
 		    "master '%s' at a bad port", c->probe_url.display,
 		    c->url->master_name);

@@ -23,6 +23,7 @@
  * redirects: conn-cluster.c; TLS under all of them: tls.c.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,26 @@ conn_display(const struct conn *c)
 {
 	return (c->node.url.display != NULL ? c->node.url.display :
 	    c->url->display);
+}
+
+/*
+ * A port (1..65535) at s, digits only, as a server names one (MOVED, a
+ * sentinel's answer); *end is set after it.  -1 if bad.
+ */
+int
+conn_parse_port(const char *s, const char **end)
+{
+	char	*e;
+	long	 port;
+
+	if (*s < '0' || *s > '9')
+		return (-1);
+	errno = 0;
+	port = strtol(s, &e, 10);
+	if (errno != 0 || port < 1 || port > 65535)
+		return (-1);
+	*end = e;
+	return ((int)port);
 }
 
 /*
