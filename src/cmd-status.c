@@ -11,10 +11,6 @@
 
 #include "redlock.h"
 
-/* Another holder's token would let anyone release its lock: show a
- * recognisable prefix only. */
-#define STATUS_TOKEN_SHOWN	8
-
 static int	cmd_status_exec(struct global_opts *, struct cmd_args *);
 static void	cmd_status_text(const struct lock_holder *);
 static void	cmd_status_json(const struct lock_holder *);
@@ -36,15 +32,12 @@ const struct cmd_entry cmd_status_entry = {
 	.exec = cmd_status_exec
 };
 
+/* Another holder's token would let anyone release its lock: show a
+ * recognisable prefix only. */
 static void
 cmd_status_token(const char *token, char *out, size_t len)
 {
-	size_t n = strlen(token);
-
-	log_sanitize(out, len, token, n > STATUS_TOKEN_SHOWN ?
-	    STATUS_TOKEN_SHOWN : n);
-	if (n > STATUS_TOKEN_SHOWN && strlen(out) + 4 <= len)
-		(void)strcat(out, "...");
+	log_shorten(out, len, token, strlen(token));
 }
 
 static void

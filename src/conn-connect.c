@@ -23,13 +23,20 @@
 static int	 conn_dial_host(struct conn *);
 static int	 conn_next_host(struct conn *);
 static int	 conn_try_addr(struct conn *);
-static void	 conn_connected(struct conn *);
+static int	 conn_connect_result(struct conn *);
+static enum conn_verdict conn_connected(struct conn *);
 static void	 conn_ready(struct conn *);
+
+/*
+ * The static steps below return -1 when the address or host failed
+ * (c->err says why, and the next one is tried), else a verdict for
+ * conn-io.c: CONN_V_PENDING (under way), CONN_V_WRITE (connected) or
+ * CONN_V_DONE (failed for good).
+ */
 
 /*
  * Dial the current host (the URL's, or a cluster URL's current seed):
  * look it up (conn-resolve.c), then connect to its addresses in turn.
- * Returns 0 when under way or connected, -1 with c->err set.
  */
 static int
 conn_dial_host(struct conn *c)
@@ -42,22 +49,24 @@ conn_dial_host(struct conn *c)
 	    h != NULL ? h->port : c->dial->port);
 	if (rc == 1) {
 		c->is_connecting = 1;	/* the poll loop waits for it */
-		return (0);
+		return (CONN_V_PENDING);
 	}
 	return (rc == 0 ? conn_try_addr(c) : -1);
 }
 
 /*
  * The current host failed: its addresses are stale.  A cluster URL lists
- * seeds, and the first that answers will do.  0 or -1, as above.
+ * seeds, and the first that answers will do.
  */
 static int
 conn_next_host(struct conn *c)
 {
+	int rc;
+
 	conn_addrs_free(c);
 	while (c->dial->kind == URL_CLUSTER && ++c->seed < c->dial->nhosts)
-		if (conn_dial_host(c) == 0)
-			return (0);
+		if ((rc = conn_dial_host(c)) != -1)
+			return (rc);
 	return (-1);
 }
 
@@ -80,16 +89,14 @@ conn_try_addr(struct conn *c)
 			continue;
 		}
 		if (connect(c->fd, c->addr->ai_addr,
-		    c->addr->ai_addrlen) == 0) {
-			conn_connected(c);
-			return (0);
-		}
+		    c->addr->ai_addrlen) == 0)
+			return (conn_connected(c));
 		if (errno == EINPROGRESS || errno == EAGAIN) {
 			c->is_connecting = 1;
-			return (0);
+			return (CONN_V_PENDING);
 		}
 		(void)snprintf(c->err, sizeof(c->err),
-		    "cannot connect to %s: %s", c->url->display,
+		    "cannot connect to %s: %s", c->dial->display,
 		    strerror(errno));
 		(void)close(c->fd);
 		c->fd = -1;
@@ -97,7 +104,8 @@ conn_try_addr(struct conn *c)
 	return (-1);
 }
 
-int
+/* Start connecting c (conn-io.c has queued the request). */
+enum conn_verdict
 conn_start_connect(struct conn *c)
 {
 	int rc;
@@ -109,8 +117,8 @@ conn_start_connect(struct conn *c)
 		if (strlen(c->dial->path) >= sizeof(c->unix_sa.sun_path)) {
 			conn_fail(c, CONN_UNAVAILABLE,
 			    "cannot connect to %s: socket path too long",
-			    c->url->display);
-			return (-1);
+			    c->dial->display);
+			return (CONN_V_DONE);
 		}
 		memset(&c->unix_sa, 0, sizeof(c->unix_sa));
 		c->unix_sa.sun_family = AF_UNIX;
@@ -135,16 +143,16 @@ conn_start_connect(struct conn *c)
 		(void)snprintf(msg, sizeof(msg), "%s", c->err[0] ? c->err :
 		    "cannot connect");
 		conn_fail(c, CONN_UNAVAILABLE, "%s", msg);
-		return (-1);
+		return (CONN_V_DONE);
 	}
-	return (0);
+	return ((enum conn_verdict)rc);
 }
 
 /*
  * The TCP connection is up: start TLS if this URL wants it (the handshake
  * counts against the connect timeout), else get going.
  */
-static void
+static enum conn_verdict
 conn_connected(struct conn *c)
 {
 	char err[sizeof(c->err)];
@@ -153,14 +161,14 @@ conn_connected(struct conn *c)
 		if ((c->tls = tls_new(c->fd, conn_host(c), err,
 		    sizeof(err))) == NULL) {
 			conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: "
-			    "%s", c->url->display, err);
-			return;
+			    "%s", c->dial->display, err);
+			return (CONN_V_DONE);
 		}
 		c->is_connecting = 1;
-		conn_on_connecting(c);
-		return;
+		return (conn_on_connecting(c));
 	}
 	conn_ready(c);
+	return (CONN_V_WRITE);
 }
 
 /* Connected (and TLS done): the I/O timeout bounds the exchange. */
@@ -177,52 +185,58 @@ conn_ready(struct conn *c)
 		c->deadline_ns = c->cap_ns;
 }
 
-/* Progress on a connection under way: TCP connect, then TLS handshake. */
-void
+/* The non-blocking connect() is over: connected, or the next address. */
+static int
+conn_connect_result(struct conn *c)
+{
+	int		soerr = 0;
+	socklen_t	len = sizeof(soerr);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+		soerr = errno;
+	if (soerr == 0)
+		return (conn_connected(c));
+	(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: %s",
+	    c->dial->display, strerror(soerr));
+	(void)close(c->fd);
+	c->fd = -1;
+	c->addr = c->addr->ai_next;
+	return (conn_try_addr(c));
+}
+
+/* Progress on a connection under way: lookup, TCP connect, TLS. */
+enum conn_verdict
 conn_on_connecting(struct conn *c)
 {
-	char		err[sizeof(c->err)];
-	int		soerr = 0, rc;
-	socklen_t	len = sizeof(soerr);
+	char	err[sizeof(c->err)];
+	int	rc;
 
 	if (c->tls != NULL) {
 		rc = tls_handshake(c->tls, &c->tls_want_write, err,
 		    sizeof(err));
 		if (rc == 1) {
-			log_debug("%s: TLS established", c->url->display);
+			log_debug("%s: TLS established", c->dial->display);
 			conn_ready(c);
-			conn_on_writable(c);
-		} else if (rc == -1)
+			return (CONN_V_WRITE);
+		}
+		if (rc == -1) {
 			conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: "
-			    "%s", c->url->display, err);
-		return;
+			    "%s", c->dial->display, err);
+			return (CONN_V_DONE);
+		}
+		return (CONN_V_PENDING);
 	}
 	if (c->is_looking_up) {
 		if ((rc = conn_lookup_readable(c)) == 1)
-			return;
+			return (CONN_V_PENDING);
 		if (rc == 0)
 			rc = conn_try_addr(c);
-	} else {
-		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr,
-		    &len) == -1)
-			soerr = errno;
-		if (soerr == 0)
-			conn_connected(c);
-		else {
-			(void)snprintf(c->err, sizeof(c->err), "cannot "
-			    "connect to %s: %s", c->url->display,
-			    strerror(soerr));
-			(void)close(c->fd);
-			c->fd = -1;
-			c->addr = c->addr->ai_next;
-		}
-		rc = soerr == 0 ? 0 : conn_try_addr(c);
-	}
-	if (rc == -1 && conn_next_host(c) == -1) {
+	} else
+		rc = conn_connect_result(c);
+	if (rc == -1 && (rc = conn_next_host(c)) == -1) {
 		memcpy(err, c->err, sizeof(err));
 		conn_fail(c, CONN_UNAVAILABLE, "%s", err);
-		return;
+		return (CONN_V_DONE);
 	}
-	if (!c->is_done && !c->is_connecting)
-		conn_on_writable(c);
+	return ((enum conn_verdict)rc);
 }

@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The connection layer's own header: struct conn and the functions its
- * files (conn.c, conn-connect.c, conn-io.c, conn-reply.c, conn-bounds.c)
- * share.  Nothing outside the connection layer includes it; the rest of
- * the program sees struct conn as opaque, through redlock.h.
+ * files share.  Nothing outside the connection layer includes it; the
+ * rest of the program sees struct conn as opaque, through redlock.h.
+ *
+ * Only conn-io.c starts I/O.  The steps below it (a reply classified,
+ * a connect or TLS handshake advanced, a sentinel's answer taken, a
+ * redirect followed) return an enum conn_verdict saying what is to
+ * happen next, and conn-io.c does it.  Who calls whom (checked with
+ * grep; no file calls one above it, so there is no cycle):
+ *
+ *	conn-io.c	-> conn-connect.c conn-reply.c conn-sentinel.c
+ *			   conn-cluster.c conn-bounds.c conn.c
+ *	conn-connect.c	-> conn-resolve.c conn.c
+ *	conn-sentinel.c	-> conn.c
+ *	conn-cluster.c	-> conn.c
+ *	conn-reply.c	-> conn-bounds.c conn.c
+ *	conn.c		-> conn-resolve.c (a lookup child dies with the
+ *			   connection)
+ *	conn-resolve.c, conn-bounds.c: none
  */
 
 #ifndef CONN_IMPL_H
@@ -52,6 +67,27 @@ struct conn_addr_record {
 	uint32_t	addrlen;
 };
 
+/*
+ * What a step below conn-io.c asks it to do next.  Only PENDING and DONE
+ * leave c to the poll loop; conn_act() (conn-io.c) carries out the rest.
+ */
+enum conn_verdict {
+	CONN_V_PENDING,		/* wait for the poll loop */
+	CONN_V_DONE,		/* c->is_done: result, reply or err are set */
+	CONN_V_WRITE,		/* connected: write the request now */
+	CONN_V_FALLBACK,	/* NOSCRIPT: send alt_* on this connection */
+	CONN_V_REDIRECT,	/* MOVED or ASK came: conn_redirect() */
+	CONN_V_RESEND,		/* c->dial re-targeted: redial, resend */
+	CONN_V_PROBE,		/* sentinel: start c->probe's question */
+	CONN_V_SEND		/* the sentinels said: send c's command */
+};
+
+/* A cluster node that a MOVED or ASK named, owned by its conn. */
+struct conn_node {
+	struct redis_url	 url;
+	char			*host;
+};
+
 enum conn_setup {
 	SETUP_AUTH,
 	SETUP_SELECT,
@@ -65,6 +101,9 @@ struct conn {
 	const struct redis_url	*dial;		/* where to connect */
 	struct redis_url	 master;	/* sentinel: the master now */
 	char			*master_host;
+	struct conn_node	 node;		/* cluster: MOVED, for good */
+	struct conn_node	 ask;		/* cluster: ASK, this command */
+	int			 hops;		/* redirects, this command */
 	size_t			 seed;		/* cluster: seed being tried */
 	struct conn_config	 conf;
 	int			 fd;
@@ -110,13 +149,14 @@ struct conn {
 	int			 setup_replies;	/* AUTH/SELECT still to read */
 	enum conn_setup		 setup[CONN_MAX_SETUP];
 	int			 nsetup;	/* queued, in order */
-	int			 want_asking;	/* next command: ASKING */
-	int			 sent_asking;	/* this command went so */
 	int			 alt_argc;	/* on NOSCRIPT, send this */
 	const char		**alt_argv;
 	const size_t		*alt_lens;
+	int			 is_fallback;	/* alt_* went out */
+	int			 secret_arg;	/* -v -v shows it shortened */
 	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;	/* TCP, then TLS handshake */
+	int			 is_silent;	/* nothing read on it yet */
 	struct tls_conn		*tls;
 	int			 tls_want_write;
 	int			 is_done;
@@ -138,10 +178,15 @@ struct conn {
 
 /* conn.c */
 void	 conn_fail(struct conn *, int, const char *, ...) printflike(3, 4);
+const char *conn_host(const struct conn *);
+char	*conn_hostport(const char *, const char *, int);
+int	 conn_parse_port(const char *, const char **);
+void	 conn_node_free(struct conn_node *);
+void	 conn_probe_free(struct conn *);
 
 /* conn-connect.c */
-int	 conn_start_connect(struct conn *);
-void	 conn_on_connecting(struct conn *);
+enum conn_verdict conn_start_connect(struct conn *);
+enum conn_verdict conn_on_connecting(struct conn *);
 
 /* conn-resolve.c */
 int	 conn_lookup_start(struct conn *, const char *, int);
@@ -150,22 +195,20 @@ void	 conn_lookup_abort(struct conn *);
 void	 conn_addrs_free(struct conn *);
 
 /* conn-sentinel.c */
-void	 conn_probe_begin(struct conn *, int, int64_t);
-void	 conn_probe_step(struct conn *);
-void	 conn_probe_free(struct conn *);
+enum conn_verdict conn_probe_begin(struct conn *, int, int64_t);
+enum conn_verdict conn_probe_step(struct conn *);
+
+/* conn-cluster.c */
+enum conn_verdict conn_redirect(struct conn *);
 
 /* conn-io.c */
-void	 conn_begin(struct conn *, int, const char **, const size_t *,
-	     int64_t);
-void	 conn_send(struct conn *);
-void	 conn_resend(struct conn *, int, const char **, const size_t *);
-void	 conn_on_writable(struct conn *);
+void	 conn_act(struct conn *, enum conn_verdict);
 
 /* conn-bounds.c */
 void	 conn_reader_new(struct conn *);
 int	 conn_check_pending(struct conn *);
 
 /* conn-reply.c */
-void	 conn_feed(struct conn *, const char *, size_t);
+enum conn_verdict conn_feed(struct conn *, const char *, size_t);
 
 #endif /* CONN_IMPL_H */

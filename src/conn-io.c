@@ -19,14 +19,23 @@ static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_log_command(struct conn *, int, const char **,
 		     const size_t *);
-static void	 conn_on_readable(struct conn *);
-static void	 conn_io_failed(struct conn *, const char *, const char *);
-static void	 conn_check_connect(struct conn *);
-static void	 conn_append_setup(struct conn *);
-static void	 conn_reset(struct conn *, int, const char **,
+static void	 conn_begin(struct conn *, int, const char **,
 		     const size_t *, int64_t);
+static void	 conn_reset(struct conn *, int64_t);
+static void	 conn_append_setup(struct conn *);
+static enum conn_verdict conn_send(struct conn *);
+static enum conn_verdict conn_check_connect(struct conn *);
+static void	 conn_on_writable(struct conn *);
+static void	 conn_on_readable(struct conn *);
 static void	 conn_on_events(struct conn *, short);
+static void	 conn_io_failed(struct conn *, const char *, const char *);
 static void	 conn_fail_connect(struct conn *);
+static void	 conn_fail_late(struct conn *);
+static int	 conn_may_be_tls(const struct conn *);
+static void	 conn_fail_closed(struct conn *);
+static struct conn *conn_waited(struct conn *);
+static int	 conn_poll_set(struct conn *, struct pollfd *, int64_t,
+		     int64_t *);
 
 /* Append one formatted command to the output buffer. */
 static void
@@ -57,55 +66,106 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 		return;
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
-		/* Script bodies are long and secret-free; show their start. */
-		log_sanitize(arg, lens[i] > 40 && i == 1 &&
-		    strcasecmp(argv[0], "EVAL") == 0 ? 44 : sizeof(arg),
-		    argv[i], lens[i]);
+		if (i == c->secret_arg)
+			log_shorten(arg, sizeof(arg), argv[i], lens[i]);
+		else
+			/* Script bodies are long and secret-free: show their
+			 * start. */
+			log_sanitize(arg, lens[i] > 40 && i == 1 &&
+			    strcasecmp(argv[0], "EVAL") == 0 ? 44 :
+			    sizeof(arg), argv[i], lens[i]);
 		n = snprintf(line + used, sizeof(line) - used, "%s%s",
 		    i ? " " : "", arg);
 		if (n < 0)
 			break;
 		used += (size_t)n;
 	}
-	log_debug("%s: > %s", c->url->display, line);
+	log_debug("%s: > %s", c->dial->display, line);
 }
 
 /*
  * Start the command on c: ask the sentinels first (conn-sentinel.c), then
- * conn_send().  argv and lens must live until the poll loop is done.
+ * send it.  argv and lens must live until the poll loop is done.
  */
-void
+static void
 conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
     int64_t cap_ns)
 {
-	conn_reset(c, argc, argv, lens, cap_ns);
+	if (c->dial == &c->ask.url) {
+		/* The ASK of the last command is over: back to our node. */
+		conn_close(c);
+		c->dial = c->node.url.display != NULL ? &c->node.url : c->url;
+	}
+	conn_reset(c, cap_ns);
+	c->cmd_argc = argc;
+	c->cmd_argv = argv;
+	c->cmd_lens = lens;
+	c->is_fallback = 0;
+	c->hops = 0;
 	if (c->url->kind == URL_SENTINEL) {
 		if (c->fd != -1) {
 			c->probe_was_host = xstrdup(c->master.host);
 			c->probe_was_port = c->master.port;
 		} else
 			c->dial = c->url;
-		conn_probe_begin(c, c->fd != -1, cap_ns);
+		conn_act(c, conn_probe_begin(c, c->fd != -1, cap_ns));
 		return;
 	}
-	conn_send(c);
+	conn_act(c, conn_send(c));
 }
 
 /*
- * NOSCRIPT: send the script itself on this connection now, without
- * waiting for the other servers' answers or asking the sentinels again.
+ * Do what a step below asked (enum conn_verdict), and what that leads to,
+ * until c waits for the poll loop or is done.
  */
 void
-conn_resend(struct conn *c, int argc, const char **argv, const size_t *lens)
+conn_act(struct conn *c, enum conn_verdict v)
 {
-	conn_reset(c, argc, argv, lens, c->cap_ns);
-	conn_send(c);
+	for (;;) {
+		switch (v) {
+		case CONN_V_PENDING:
+		case CONN_V_DONE:
+			return;
+		case CONN_V_WRITE:
+			conn_on_writable(c);
+			return;
+		case CONN_V_FALLBACK:
+			/* The script itself, on this connection, now: the
+			 * other servers' answers are not waited for. */
+			conn_reset(c, c->cap_ns);
+			c->is_fallback = 1;
+			conn_act(c, conn_send(c));
+			/* Bytes already read would be the start of its
+			 * answer. */
+			v = c->is_done ? CONN_V_DONE : conn_feed(c, "", 0);
+			break;
+		case CONN_V_REDIRECT:
+			v = conn_redirect(c);
+			break;
+		case CONN_V_RESEND:
+			conn_close(c);
+			conn_reset(c, c->cap_ns);
+			c->is_fallback = 0;
+			v = conn_send(c);
+			break;
+		case CONN_V_PROBE:
+			conn_begin(c->probe, 3, c->probe_argv, c->probe_lens,
+			    c->probe_cap_ns);
+			/* A sentinel that could not even be dialled is done
+			 * already. */
+			v = c->probe->is_done ? conn_probe_step(c) :
+			    CONN_V_PENDING;
+			break;
+		case CONN_V_SEND:
+			v = conn_send(c);
+			break;
+		}
+	}
 }
 
-/* A new command on c: no reply, no error yet. */
+/* A new request on c: no reply, no error yet. */
 static void
-conn_reset(struct conn *c, int argc, const char **argv, const size_t *lens,
-    int64_t cap_ns)
+conn_reset(struct conn *c, int64_t cap_ns)
 {
 	c->out_len = c->out_off = 0;
 	c->setup_replies = 0;
@@ -120,9 +180,6 @@ conn_reset(struct conn *c, int argc, const char **argv, const size_t *lens,
 		freeReplyObject(c->reply);
 	c->reply = NULL;
 	c->cap_ns = cap_ns;
-	c->cmd_argc = argc;
-	c->cmd_argv = argv;
-	c->cmd_lens = lens;
 }
 
 /* Queue AUTH, SELECT and ROLE in front of a new connection's command. */
@@ -134,9 +191,9 @@ conn_append_setup(struct conn *c)
 	char		 db[16];
 	int		 n = 0;
 
-	password = c->url->password != NULL ? c->url->password :
+	password = c->dial->password != NULL ? c->dial->password :
 	    c->conf.password;
-	user = c->url->user != NULL ? c->url->user : c->conf.user;
+	user = c->dial->user != NULL ? c->dial->user : c->conf.user;
 	if (password != NULL) {
 		av[n] = "AUTH";
 		al[n++] = 4;
@@ -147,18 +204,18 @@ conn_append_setup(struct conn *c)
 		av[n] = password;
 		al[n++] = strlen(password);
 		conn_append(c, n, av, al);
-		log_debug("%s: > AUTH%s%s ***", c->url->display,
+		log_debug("%s: > AUTH%s%s ***", c->dial->display,
 		    user != NULL ? " " : "", user != NULL ? user : "");
 		c->setup[c->nsetup++] = SETUP_AUTH;
 	}
-	if (c->url->db != 0) {
-		(void)snprintf(db, sizeof(db), "%d", c->url->db);
+	if (c->dial->db != 0) {
+		(void)snprintf(db, sizeof(db), "%d", c->dial->db);
 		av[0] = "SELECT";
 		al[0] = 6;
 		av[1] = db;
 		al[1] = strlen(db);
 		conn_append(c, 2, av, al);
-		log_debug("%s: > SELECT %s", c->url->display, db);
+		log_debug("%s: > SELECT %s", c->dial->display, db);
 		c->setup[c->nsetup++] = SETUP_SELECT;
 	}
 	if (c->url->kind == URL_SENTINEL) {
@@ -172,15 +229,17 @@ conn_append_setup(struct conn *c)
 }
 
 /*
- * Queue c's command (behind AUTH/SELECT on a new connection) and start:
- * connect, or write on a kept connection.
+ * Queue c's command (behind AUTH/SELECT on a new connection, behind
+ * ASKING during an ASK) and start: connect, or write on a kept
+ * connection.
  */
-void
+static enum conn_verdict
 conn_send(struct conn *c)
 {
-	const char	*av[1];
-	size_t		 al[1];
+	const char	*av[1] = { "ASKING" };
+	size_t		 al[1] = { 6 };
 	int64_t		 now = clock_mono_ns();
+	enum conn_verdict v;
 
 	c->out_len = c->out_off = 0;
 	c->nsetup = 0;
@@ -189,28 +248,29 @@ conn_send(struct conn *c)
 		    clock_ms_to_ns(c->conf.connect_timeout_ms);
 		conn_append_setup(c);
 		conn_reader_new(c);
+		c->is_silent = 1;
 	} else
 		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 		    c->block_ns;
 	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
 		c->deadline_ns = c->cap_ns;
-	c->sent_asking = c->want_asking;
-	if (c->want_asking) {
-		av[0] = "ASKING";
-		al[0] = 6;
+	if (c->dial == &c->ask.url) {
 		conn_append(c, 1, av, al);
 		c->setup[c->nsetup++] = SETUP_ASKING;
-		c->want_asking = 0;
 	}
 	c->setup_replies = c->nsetup;
-	conn_append(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
-	conn_log_command(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
-	if (c->fd == -1 && conn_start_connect(c) == 0 && c->is_connecting &&
-	    !c->is_looking_up)
-		conn_check_connect(c);
-	/* Push what we can now: the common case is done in one go. */
-	if (!c->is_done && !c->is_connecting && c->fd != -1)
-		conn_on_writable(c);
+	if (c->is_fallback) {
+		conn_append(c, c->alt_argc, c->alt_argv, c->alt_lens);
+		conn_log_command(c, c->alt_argc, c->alt_argv, c->alt_lens);
+	} else {
+		conn_append(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
+		conn_log_command(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
+	}
+	if (c->fd != -1)
+		return (CONN_V_WRITE);
+	v = conn_start_connect(c);
+	return (v == CONN_V_PENDING && !c->is_looking_up ?
+	    conn_check_connect(c) : v);
 }
 
 /*
@@ -220,7 +280,7 @@ conn_send(struct conn *c)
  * instead of being woken twice, which counts when several servers share
  * a few cores with us.
  */
-static void
+static enum conn_verdict
 conn_check_connect(struct conn *c)
 {
 	struct pollfd pfd;
@@ -228,11 +288,11 @@ conn_check_connect(struct conn *c)
 	pfd.fd = c->fd;
 	pfd.events = POLLOUT;
 	pfd.revents = 0;
-	if (poll(&pfd, 1, 0) == 1)
-		conn_on_connecting(c);
+	return (poll(&pfd, 1, 0) == 1 ? conn_on_connecting(c) :
+	    CONN_V_PENDING);
 }
 
-void
+static void
 conn_on_writable(struct conn *c)
 {
 	char	err[sizeof(c->err)];
@@ -267,29 +327,72 @@ conn_fail_connect(struct conn *c)
 	duration_format(ms > 0 ? ms : 0, tbuf, sizeof(tbuf));
 	if (c->is_looking_up)
 		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: the name "
-		    "lookup did not answer within %s", c->url->display, tbuf);
+		    "lookup did not answer within %s", c->dial->display, tbuf);
 	else
 		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: timed "
-		    "out after %s", c->url->display, tbuf);
+		    "out after %s", c->dial->display, tbuf);
+}
+
+/* The deadline came: connecting, or waiting for the reply. */
+static void
+conn_fail_late(struct conn *c)
+{
+	char	tbuf[32];
+	int64_t	ms;
+
+	if (c->is_connecting) {
+		conn_fail_connect(c);
+		return;
+	}
+	/* The window it really had: a cap may have cut the I/O timeout. */
+	ms = c->deadline_ns > c->started_ns ? (c->deadline_ns -
+	    c->started_ns) / 1000000 : 0;
+	duration_format(ms, tbuf, sizeof(tbuf));
+	conn_fail(c, CONN_UNAVAILABLE, "%s: no reply within %s",
+	    c->dial->display, tbuf);
+}
+
+/*
+ * A connection for a redis:// URL that the server closed before answering
+ * a byte: it may well be a TLS port that could make no sense of our
+ * request (Redis resets such a connection).  A sentinel's is not told to
+ * try rediss://: its URL has no such form.
+ */
+static int
+conn_may_be_tls(const struct conn *c)
+{
+	return (c->is_silent && c->tls == NULL && c->url->kind == URL_TCP &&
+	    strncmp(c->url->display, "redis://", 8) == 0);
+}
+
+static void
+conn_fail_closed(struct conn *c)
+{
+	conn_fail(c, CONN_UNAVAILABLE, "%s: connection closed by the server%s",
+	    c->dial->display, conn_may_be_tls(c) ?
+	    " (is it a TLS port? try rediss://)" : "");
 }
 
 /* A read or write failed: TLS has said why in tls_err, a socket in errno. */
 static void
 conn_io_failed(struct conn *c, const char *what, const char *tls_err)
 {
-	if (c->tls != NULL)
-		conn_fail(c, CONN_UNAVAILABLE, "%s: %s", c->url->display,
+	if (conn_may_be_tls(c) && (errno == ECONNRESET || errno == EPIPE))
+		conn_fail_closed(c);
+	else if (c->tls != NULL)
+		conn_fail(c, CONN_UNAVAILABLE, "%s: %s", c->dial->display,
 		    tls_err);
 	else
 		conn_fail(c, CONN_UNAVAILABLE, "%s: %s failed: %s",
-		    c->url->display, what, strerror(errno));
+		    c->dial->display, what, strerror(errno));
 }
 
 static void
 conn_on_readable(struct conn *c)
 {
-	char	 buf[16384], err[sizeof(c->err)];
-	ssize_t	 n;
+	char			 buf[16384], err[sizeof(c->err)];
+	ssize_t			 n;
+	enum conn_verdict	 v;
 
 	for (;;) {
 		if (c->tls != NULL)
@@ -303,15 +406,64 @@ conn_on_readable(struct conn *c)
 			return;
 		}
 		if (n == 0) {
-			conn_fail(c, CONN_UNAVAILABLE,
-			    "%s: connection closed by the server",
-			    c->url->display);
+			conn_fail_closed(c);
 			return;
 		}
-		conn_feed(c, buf, (size_t)n);
-		if (c->is_done)
+		c->is_silent = 0;
+		v = conn_feed(c, buf, (size_t)n);
+		if (v != CONN_V_PENDING) {
+			conn_act(c, v);
 			return;
+		}
 	}
+}
+
+/*
+ * The conn the poll loop waits on in c's place: while the sentinels are
+ * asked, the one to the sentinel asked.  When that is done, its answer
+ * is taken first (and may lead to another).
+ */
+static struct conn *
+conn_waited(struct conn *c)
+{
+	while (c->is_probing && c->probe->is_done)
+		conn_act(c, conn_probe_step(c));
+	return (c->is_probing ? c->probe : c);
+}
+
+/*
+ * What to poll for c at now (its deadline may have come: then it fails,
+ * and what follows may have a deadline of its own).  Returns 1 with *pfd
+ * set and *wait_ns lowered to c's deadline, 0 when c is done.
+ */
+static int
+conn_poll_set(struct conn *c0, struct pollfd *pfd, int64_t now,
+    int64_t *wait_ns)
+{
+	struct conn *c;
+
+	for (;;) {
+		c = conn_waited(c0);
+		if (c0->is_done)
+			return (0);
+		if (now < c->deadline_ns)
+			break;
+		conn_fail_late(c);
+	}
+	pfd->fd = c->fd;
+	if (c->is_looking_up) {
+		pfd->fd = c->lookup_fd;
+		pfd->events = POLLIN;
+	} else if (c->is_connecting && c->tls != NULL)
+		pfd->events = c->tls_want_write ? POLLOUT : POLLIN;
+	else if (c->is_connecting)
+		pfd->events = POLLOUT;
+	else
+		pfd->events = POLLIN | (c->out_off < c->out_len ||
+		    c->tls_want_write ? POLLOUT : 0);
+	if (*wait_ns == -1 || c->deadline_ns - now < *wait_ns)
+		*wait_ns = c->deadline_ns - now;
+	return (1);
 }
 
 /*
@@ -331,9 +483,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 {
 	struct pollfd	*pfd;
 	size_t		 i, active, answered;
-	int64_t		 now, wait_ns, ms;
-	char		 tbuf[32];
-	int		 rc;
+	int64_t		 now, wait_ns;
 
 	pfd = xcalloc(n, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
@@ -343,90 +493,31 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 	for (;;) {
 		now = clock_mono_ns();
 		wait_ns = -1;
-		active = answered = 0;
-		for (i = 0; i < n; i++)
+		for (i = 0, answered = 0; i < n; i++)
 			if (cs[i]->is_done && cs[i]->result == CONN_OK)
 				answered++;
-		for (i = 0; i < n; i++) {
-			struct conn *c = cs[i];
-
+		for (i = 0, active = 0; i < n; i++) {
 			pfd[i].fd = -1;
-			pfd[i].events = 0;
-			pfd[i].revents = 0;
-			if (c->is_done)
-				continue;
-			if (answered >= need) {
-				conn_fail(c, CONN_UNAVAILABLE, "%s: not waited "
-				    "for", c->url->display);
-				conn_close(c);
-				continue;
-			}
-			/* While the sentinels are asked, wait on that. */
-			if (c->is_probing)
-				c = c->probe;
-			if (c != cs[i] && c->is_done) {
-				conn_probe_step(cs[i]);
-				i--;
-				continue;
-			}
-			if (now >= c->deadline_ns) {
-				if (c->is_connecting) {
-					conn_fail_connect(c);
-				} else {
-					/* The window it really had: a cap
-					 * may have cut the I/O timeout. */
-					ms = c->deadline_ns > c->started_ns ?
-					    (c->deadline_ns - c->started_ns) /
-					    1000000 : 0;
-					duration_format(ms, tbuf,
-					    sizeof(tbuf));
-					conn_fail(c, CONN_UNAVAILABLE,
-					    "%s: no reply within %s",
-					    c->url->display, tbuf);
-				}
-				if (c != cs[i])
-					conn_probe_step(cs[i]);
-				/* Again from the top: what is next may
-				 * have a deadline of its own. */
-				i--;
-				continue;
-			}
-			pfd[i].fd = c->fd;
-			if (c->is_looking_up) {
-				pfd[i].fd = c->lookup_fd;
-				pfd[i].events = POLLIN;
-			} else if (c->is_connecting && c->tls != NULL)
-				pfd[i].events = c->tls_want_write ? POLLOUT :
-				    POLLIN;
-			else if (c->is_connecting)
-				pfd[i].events = POLLOUT;
-			else
-				pfd[i].events = POLLIN |
-				    (c->out_off < c->out_len ||
-				    c->tls_want_write ? POLLOUT : 0);
-			if (wait_ns == -1 || c->deadline_ns - now < wait_ns)
-				wait_ns = c->deadline_ns - now;
-			active++;
+			pfd[i].events = pfd[i].revents = 0;
+			if (!cs[i]->is_done && answered >= need)
+				conn_fail(cs[i], CONN_UNAVAILABLE, "%s: not "
+				    "waited for", cs[i]->dial->display);
+			if (!cs[i]->is_done)
+				active += (size_t)conn_poll_set(cs[i], &pfd[i],
+				    now, &wait_ns);
 		}
 		if (active == 0)
 			break;
 		/* Round up so that we never wake just before a deadline. */
-		rc = poll(pfd, n, (int)((wait_ns + 999999) / 1000000));
-		if (rc == -1) {
+		if (poll(pfd, n, (int)((wait_ns + 999999) / 1000000)) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal(EXIT_UNAVAILABLE, "poll");
 		}
-		for (i = 0; i < n; i++) {
-			struct conn *c = cs[i]->is_probing ? cs[i]->probe :
-			    cs[i];
-
-			if (pfd[i].fd == -1 || pfd[i].revents == 0)
-				continue;
-			conn_on_events(c, pfd[i].revents);
-			if (c != cs[i] && c->is_done)
-				conn_probe_step(cs[i]);
-		}
+		for (i = 0; i < n; i++)
+			if (pfd[i].fd != -1 && pfd[i].revents != 0)
+				conn_on_events(cs[i]->is_probing ?
+				    cs[i]->probe : cs[i], pfd[i].revents);
 	}
 	for (i = 0; i < n; i++) {
 		replies[i] = cs[i]->reply;
@@ -434,6 +525,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		results[i] = cs[i]->result;
 		cs[i]->block_ns = 0;
 		cs[i]->alt_argc = 0;
+		cs[i]->secret_arg = 0;
 	}
 	free(pfd);
 }
@@ -443,12 +535,12 @@ static void
 conn_on_events(struct conn *c, short revents)
 {
 	if (c->is_connecting) {
-		conn_on_connecting(c);
+		conn_act(c, conn_on_connecting(c));
 		return;
 	}
 	if (revents & (POLLOUT | POLLERR | POLLHUP) && c->out_off < c->out_len)
 		conn_on_writable(c);
-	if (!c->is_done && !c->is_connecting && c->fd != -1 &&
+	if (!c->is_done && c->fd != -1 &&
 	    revents & (POLLIN | POLLERR | POLLHUP))
 		conn_on_readable(c);
 }

@@ -14,23 +14,31 @@
 #include "conn-impl.h"
 
 static int	 conn_classify_error(const char *, size_t);
-static void	 conn_on_reply(struct conn *, redisReply *);
+static enum conn_verdict conn_on_reply(struct conn *, redisReply *);
+static enum conn_verdict conn_on_setup_reply(struct conn *, redisReply *,
+		     const char *);
+static enum conn_verdict conn_on_error_reply(struct conn *, int,
+		     const char *);
+static void	 conn_log_reply(const struct conn *, const redisReply *);
 
 /*
  * Bytes from the server: parse every complete reply in them.  The only
  * place server bytes are interpreted (tests/fuzz drives it directly).
+ * Returns CONN_V_PENDING until the command's reply is complete, then what
+ * it calls for (conn_on_reply()).
  */
-void
+enum conn_verdict
 conn_feed(struct conn *c, const char *buf, size_t n)
 {
-	void *r;
+	enum conn_verdict	 v;
+	void			*r;
 
 	c->in_bytes += n;
 	if (c->in_bytes > CONN_MAX_REPLY_BYTES) {
 		conn_fail(c, CONN_PROTOCOL, "%s: protocol error: reply too "
-		    "large (more than %d MiB)", c->url->display,
+		    "large (more than %d MiB)", c->dial->display,
 		    CONN_MAX_REPLY_BYTES / (1024 * 1024));
-		return;
+		return (CONN_V_DONE);
 	}
 	if (redisReaderFeed(c->reader, buf, n) != REDIS_OK)
 		fatalx(EXIT_UNAVAILABLE, "out of memory");
@@ -49,32 +57,32 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 				    c->reader->errstr,
 				    strlen(c->reader->errstr));
 			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s",
-			    c->url->display, text);
-			return;
+			    c->dial->display, text);
+			return (CONN_V_DONE);
 		}
 		if (r == NULL) {
-			if (conn_check_pending(c) == -1)
+			if (conn_check_pending(c) == -1) {
 				conn_fail(c, CONN_PROTOCOL,
-				    "%s: protocol error: %s", c->url->display,
+				    "%s: protocol error: %s", c->dial->display,
 				    c->refused);
-			return;
-		}
-		conn_on_reply(c, r);
-		if (c->is_done) {
-			/*
-			 * More bytes than the answer to our one command:
-			 * the stream cannot be trusted for the next one.
-			 */
-			if (c->reader != NULL &&
-			    c->reader->pos < c->reader->len) {
-				log_debug("%s: %zu unexpected bytes after the "
-				    "reply; reconnecting next time",
-				    c->url->display,
-				    c->reader->len - c->reader->pos);
-				conn_close(c);
+				return (CONN_V_DONE);
 			}
-			return;
+			return (CONN_V_PENDING);
 		}
+		if ((v = conn_on_reply(c, r)) == CONN_V_PENDING)
+			continue;
+		/*
+		 * More bytes than the answer to our one command: the stream
+		 * cannot be trusted for the next one.
+		 */
+		if (c->is_done && c->reader != NULL &&
+		    c->reader->pos < c->reader->len) {
+			log_debug("%s: %zu unexpected bytes after the reply; "
+			    "reconnecting next time", c->dial->display,
+			    c->reader->len - c->reader->pos);
+			conn_close(c);
+		}
+		return (v);
 	}
 }
 
@@ -109,7 +117,13 @@ conn_classify_error(const char *s, size_t len)
 	return (CONN_SERVER_ERROR);
 }
 
-static void
+/*
+ * One reply: a setup reply is taken (CONN_V_PENDING: the command's own is
+ * next), the command's ends it (CONN_V_DONE), unless it asks for the
+ * script itself (CONN_V_FALLBACK) or names another cluster node
+ * (CONN_V_REDIRECT, with c failed in case it is not followed).
+ */
+static enum conn_verdict
 conn_on_reply(struct conn *c, redisReply *r)
 {
 	char	text[256];
@@ -119,105 +133,123 @@ conn_on_reply(struct conn *c, redisReply *r)
 		log_sanitize(text, sizeof(text), r->str, r->len);
 	if (r->type == REDIS_REPLY_ERROR && text[0] == '\0')
 		(void)snprintf(text, sizeof(text), "(an empty error reply)");
-	if (c->setup_replies > 0) {
-		enum conn_setup what = c->setup[c->nsetup -
-		    c->setup_replies--];
-
-		if (r->type == REDIS_REPLY_ERROR) {
-			result = conn_classify_error(r->str, r->len);
-			freeReplyObject(r);
-			if (result == CONN_AUTH)
-				conn_fail(c, CONN_AUTH,
-				    "%s: authentication failed: %s",
-				    c->url->display, text);
-			else
-				/* AUTH, SELECT or ASKING refused. */
-				conn_fail(c, CONN_PROTOCOL, "%s: %s",
-				    c->url->display, text);
-			return;
-		}
-		if (what == SETUP_ROLE && (r->type != REDIS_REPLY_ARRAY ||
-		    r->elements < 1 ||
-		    r->element[0]->type != REDIS_REPLY_STRING ||
-		    strcmp(r->element[0]->str, "master") != 0)) {
-			freeReplyObject(r);
-			/* Mid-failover: ask the sentinels again. */
-			conn_fail(c, CONN_TRANSIENT, "%s: %s:%d is no longer "
-			    "the master", c->url->display, c->dial->host,
-			    c->dial->port);
-			conn_close(c);
-			return;
-		}
-		freeReplyObject(r);
-		return;
-	}
+	if (c->setup_replies > 0)
+		return (conn_on_setup_reply(c, r, text));
 	if (r->type == REDIS_REPLY_ERROR) {
 		result = conn_classify_error(r->str, r->len);
 		freeReplyObject(r);
 		(void)snprintf(c->server_error, sizeof(c->server_error), "%s",
 		    text);
-		if (result == CONN_NOSCRIPT && c->alt_argc > 0) {
-			/*
-			 * Send the script itself on this connection now,
-			 * without waiting for the other servers' answers.
-			 */
-			int argc = c->alt_argc;
-
-			c->alt_argc = 0;
-			/* An ASK still applies to the EVAL that follows. */
-			c->want_asking = c->sent_asking;
-			conn_resend(c, argc, c->alt_argv, c->alt_lens);
-			return;
-		}
-		if (result == CONN_SERVER_ERROR &&
-		    strncmp(text, "READONLY ", 9) == 0 &&
-		    c->url->kind == URL_SENTINEL) {
-			/* The master we knew was demoted: find the new one. */
-			conn_fail(c, CONN_TRANSIENT, "%s: %s",
-			    c->url->display, text);
-			conn_close(c);
-			return;
-		}
-		if (result == CONN_SERVER_ERROR && strstr(text,
-		    "Protocol error: unauthenticated") != NULL)
-			/* Redis refuses a long request before AUTH with this
-			 * instead of NOAUTH: it means the same. */
-			conn_fail(c, CONN_AUTH, "%s: authentication required: "
-			    "%s", c->url->display, text);
-		else if (result == CONN_SERVER_ERROR && strstr(text,
-		    "user executing the script can't run") != NULL)
-			/* Redis 7.0's answer for a command refused by ACL
-			 * inside a script: it is a permission problem. */
-			conn_fail(c, CONN_AUTH, "%s: permission denied to a "
-			    "command inside the lock script (see ACCESS "
-			    "CONTROL in redlock-cli(1)): %s", c->url->display,
-			    text);
-		else if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
-			conn_fail(c, result, "%s: permission denied: %s",
-			    c->url->display, text);
-		else if (result == CONN_AUTH)
-			conn_fail(c, result,
-			    "%s: authentication required: %s",
-			    c->url->display, text);
-		else
-			conn_fail(c, result, "%s: %s", c->url->display, text);
-		return;
+		return (conn_on_error_reply(c, result, text));
 	}
-	if (log_verbosity >= 2) {
-		if (r->type == REDIS_REPLY_INTEGER)
-			log_debug("%s: < %lld", c->url->display, r->integer);
-		else if (r->type == REDIS_REPLY_ARRAY)
-			log_debug("%s: < (array of %zu)", c->url->display,
-			    (size_t)r->elements);
-		else if (r->type == REDIS_REPLY_NIL)
-			log_debug("%s: < (nil)", c->url->display);
-		else if (r->type == REDIS_REPLY_STRING ||
-		    r->type == REDIS_REPLY_STATUS) {
-			log_sanitize(text, sizeof(text), r->str, r->len);
-			log_debug("%s: < %s", c->url->display, text);
-		}
-	}
+	conn_log_reply(c, r);
 	c->reply = r;
 	c->result = CONN_OK;
 	c->is_done = 1;
+	return (CONN_V_DONE);
+}
+
+/* The reply to AUTH, SELECT, ROLE or ASKING in front of the command. */
+static enum conn_verdict
+conn_on_setup_reply(struct conn *c, redisReply *r, const char *text)
+{
+	enum conn_setup	 what = c->setup[c->nsetup - c->setup_replies--];
+	int		 result;
+
+	if (r->type == REDIS_REPLY_ERROR) {
+		result = conn_classify_error(r->str, r->len);
+		freeReplyObject(r);
+		if (what == SETUP_AUTH && (strstr(text, "without any password "
+		    "configured") != NULL || strstr(text, "no password is set") !=
+		    NULL))
+			/* Redis 6 and later, and Redis 5: a password the
+			 * server does not want.  Say where ours came from. */
+			conn_fail(c, CONN_AUTH, "%s: the server has no password "
+			    "set; drop %s", c->dial->display,
+			    c->dial->password != NULL ? "it from the URL" :
+			    c->conf.password_from != NULL ?
+			    c->conf.password_from :
+			    "--password-file, REDLOCK_PASSWORD or REDISCLI_AUTH");
+		else if (result == CONN_AUTH)
+			conn_fail(c, CONN_AUTH, "%s: authentication failed: %s",
+			    c->dial->display, text);
+		else
+			/* AUTH, SELECT or ASKING refused. */
+			conn_fail(c, CONN_PROTOCOL, "%s: %s", c->dial->display,
+			    text);
+		return (CONN_V_DONE);
+	}
+	if (what == SETUP_ROLE && (r->type != REDIS_REPLY_ARRAY ||
+	    r->elements < 1 || r->element[0]->type != REDIS_REPLY_STRING ||
+	    strcmp(r->element[0]->str, "master") != 0)) {
+		char *at = conn_hostport("", c->dial->host, c->dial->port);
+
+		freeReplyObject(r);
+		/* Mid-failover: ask the sentinels again. */
+		conn_fail(c, CONN_TRANSIENT, "%s: %s is no longer the master",
+		    c->dial->display, at);
+		free(at);
+		conn_close(c);
+		return (CONN_V_DONE);
+	}
+	freeReplyObject(r);
+	return (CONN_V_PENDING);
+}
+
+/* An error reply to the command itself: result is its class. */
+static enum conn_verdict
+conn_on_error_reply(struct conn *c, int result, const char *text)
+{
+	const char *d = c->dial->display;
+
+	if (result == CONN_NOSCRIPT && c->alt_argc > 0 && !c->is_fallback)
+		return (CONN_V_FALLBACK);
+	if (result == CONN_SERVER_ERROR && strncmp(text, "READONLY ", 9) == 0 &&
+	    c->url->kind == URL_SENTINEL) {
+		/* The master we knew was demoted: find the new one. */
+		conn_fail(c, CONN_TRANSIENT, "%s: %s", d, text);
+		conn_close(c);
+	} else if (result == CONN_SERVER_ERROR && strstr(text,
+	    "Protocol error: unauthenticated") != NULL)
+		/* Redis refuses a long request before AUTH with this instead
+		 * of NOAUTH: it means the same. */
+		conn_fail(c, CONN_AUTH, "%s: authentication required: %s", d,
+		    text);
+	else if (result == CONN_SERVER_ERROR && strstr(text,
+	    "user executing the script can't run") != NULL)
+		/* Redis 7.0's answer for a command refused by ACL inside a
+		 * script: it is a permission problem. */
+		conn_fail(c, CONN_AUTH, "%s: permission denied to a command "
+		    "inside the lock script (see ACCESS CONTROL in "
+		    "redlock-cli(1)): %s", d, text);
+	else if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
+		conn_fail(c, result, "%s: permission denied: %s", d, text);
+	else if (result == CONN_AUTH)
+		conn_fail(c, result, "%s: authentication required: %s", d,
+		    text);
+	else
+		conn_fail(c, result, "%s: %s", d, text);
+	return (result == CONN_REDIRECT ? CONN_V_REDIRECT : CONN_V_DONE);
+}
+
+/* -v -v: what came back. */
+static void
+conn_log_reply(const struct conn *c, const redisReply *r)
+{
+	char text[256];
+
+	if (log_verbosity < 2)
+		return;
+	if (r->type == REDIS_REPLY_INTEGER)
+		log_debug("%s: < %lld", c->dial->display, r->integer);
+	else if (r->type == REDIS_REPLY_ARRAY)
+		log_debug("%s: < (array of %zu)", c->dial->display,
+		    (size_t)r->elements);
+	else if (r->type == REDIS_REPLY_NIL)
+		log_debug("%s: < (nil)", c->dial->display);
+	else if (r->type == REDIS_REPLY_STRING ||
+	    r->type == REDIS_REPLY_STATUS) {
+		log_sanitize(text, sizeof(text), r->str, r->len);
+		log_debug("%s: < %s", c->dial->display, text);
+	}
 }

@@ -169,7 +169,7 @@ conn_lookup_start(struct conn *c, const char *host, int port)
 	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == -1 ||
 	    (pid = fork()) == -1) {
 		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
-		    "cannot look up the host: %s", c->url->display,
+		    "cannot look up the host: %s", c->dial->display,
 		    strerror(errno));
 		return (-1);
 	}
@@ -198,7 +198,7 @@ conn_lookup_parse(struct conn *c)
 		off += sizeof(rec);
 		if (rec.family == -1) {
 			(void)snprintf(c->err, sizeof(c->err), "cannot connect "
-			    "to %s: cannot resolve host: %s", c->url->display,
+			    "to %s: cannot resolve host: %s", c->dial->display,
 			    gai_strerror(rec.protocol));
 			return (-1);
 		}
@@ -213,7 +213,7 @@ conn_lookup_parse(struct conn *c)
 	c->addr = c->addrs;
 	if (c->addrs == NULL) {
 		(void)snprintf(c->err, sizeof(c->err), "cannot connect to %s: "
-		    "cannot resolve host: no address", c->url->display);
+		    "cannot resolve host: no address", c->dial->display);
 		return (-1);
 	}
 	return (0);

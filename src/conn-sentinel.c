@@ -9,21 +9,23 @@
  * The question is a state of the one poll loop of conn-io.c, not a loop
  * of its own: while c->probe (the connection to the sentinel being asked)
  * is in flight, the poll loop waits on it in c's place, and when it is
- * done conn_probe_step() takes the answer, asks the next sentinel, or
- * goes on with c's own command (conn_send).  So the servers of a quorum
- * are asked in parallel, and every question ends by the caller's cap.
+ * done conn_probe_step() takes the answer and says what is next: ask the
+ * next sentinel (CONN_V_PROBE), go on with c's own command (CONN_V_SEND)
+ * or give up (CONN_V_DONE); conn-io.c does it.  So the servers of a
+ * quorum are asked in parallel, and every question ends by the caller's
+ * cap.
  */
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conn-impl.h"
 
-static void	 conn_probe_ask(struct conn *);
+static enum conn_verdict conn_probe_ask(struct conn *);
 static int	 conn_probe_answer(struct conn *, const redisReply *);
-static void	 conn_probe_finish(struct conn *, int);
+static enum conn_verdict conn_probe_finish(struct conn *, int);
+static const char *conn_probe_env(const char *);
 
 /*
  * Start asking the sentinels for c's master, before c's command.  On a
@@ -31,7 +33,7 @@ static void	 conn_probe_finish(struct conn *, int);
  * left to cap_ns: sentinels that stopped answering must not use up the
  * time in which the kept connection can still do its work.
  */
-void
+enum conn_verdict
 conn_probe_begin(struct conn *c, int is_recheck, int64_t cap_ns)
 {
 	int64_t	now = clock_mono_ns();
@@ -43,25 +45,36 @@ conn_probe_begin(struct conn *c, int is_recheck, int64_t cap_ns)
 	c->probe_next = 0;
 	(void)snprintf(c->probe_last, sizeof(c->probe_last),
 	    "no sentinel answered");
-	/* Sentinels have their own credentials, if any. */
+	/* Sentinels have their own password, if any, and the --user name
+	 * unless REDLOCK_SENTINEL_USER names another. */
 	c->probe_conf = c->conf;
-	c->probe_conf.password = getenv("REDLOCK_SENTINEL_PASSWORD");
-	if (c->probe_conf.password != NULL && *c->probe_conf.password == '\0')
-		c->probe_conf.password = NULL;
-	c->probe_conf.user = getenv("REDLOCK_SENTINEL_USER");
-	if (c->probe_conf.user != NULL && *c->probe_conf.user == '\0')
-		c->probe_conf.user = NULL;
+	c->probe_conf.password = conn_probe_env("REDLOCK_SENTINEL_PASSWORD");
+	c->probe_conf.password_from = "REDLOCK_SENTINEL_PASSWORD";
+	if (conn_probe_env("REDLOCK_SENTINEL_USER") != NULL)
+		c->probe_conf.user = conn_probe_env("REDLOCK_SENTINEL_USER");
 	c->probe_argv[0] = "SENTINEL";
 	c->probe_argv[1] = "get-master-addr-by-name";
 	c->probe_argv[2] = c->url->master_name;
 	for (i = 0; i < 3; i++)
 		c->probe_lens[i] = strlen(c->probe_argv[i]);
 	c->is_probing = 1;
-	conn_probe_ask(c);
+	return (conn_probe_ask(c));
 }
 
-/* Ask the next sentinel; with none left, give up (conn_probe_finish). */
-static void
+/* A variable of the environment, NULL when unset or empty. */
+static const char *
+conn_probe_env(const char *name)
+{
+	const char *s = getenv(name);
+
+	return (s != NULL && *s != '\0' ? s : NULL);
+}
+
+/*
+ * The next sentinel to ask, in c->probe (CONN_V_PROBE: conn-io.c sends
+ * the question); with none left, give up (conn_probe_finish).
+ */
+static enum conn_verdict
 conn_probe_ask(struct conn *c)
 {
 	struct redis_url	*su = &c->probe_url;
@@ -71,32 +84,23 @@ conn_probe_ask(struct conn *c)
 	c->probe = NULL;
 	free(su->display);
 	memset(su, 0, sizeof(*su));
-	if (c->probe_next >= c->url->nhosts) {
-		conn_probe_finish(c, -1);
-		return;
-	}
+	if (c->probe_next >= c->url->nhosts)
+		return (conn_probe_finish(c, -1));
 	h = &c->url->hosts[c->probe_next++];
 	su->kind = URL_TCP;
 	su->host = h->host;
 	su->port = h->port;
-	su->display = xasprintf(strchr(h->host, ':') != NULL ?
-	    "sentinel [%s]:%d" : "sentinel %s:%d", h->host, h->port);
+	su->display = conn_hostport("sentinel ", h->host, h->port);
 	c->probe = conn_new(su, &c->probe_conf);
-	conn_begin(c->probe, 3, c->probe_argv, c->probe_lens,
-	    c->probe_cap_ns);
-	/* A sentinel that could not even be dialled is done already. */
-	if (c->probe->is_done)
-		conn_probe_step(c);
-	else if (!c->probe->is_connecting)
-		conn_on_writable(c->probe);
+	return (CONN_V_PROBE);
 }
 
 /* A sentinel's answer: 0 when it named the master (now c->dial). */
 static int
 conn_probe_answer(struct conn *c, const redisReply *r)
 {
-	long long	 port;
-	char		*end;
+	const char	*end;
+	int		 port;
 
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING ||
@@ -106,9 +110,8 @@ conn_probe_answer(struct conn *c, const redisReply *r)
 		    c->url->master_name);
 		return (-1);
 	}
-	errno = 0;
-	port = strtoll(r->element[1]->str, &end, 10);
-	if (errno != 0 || *end != '\0' || port <= 0 || port > 65535) {
+	if ((port = conn_parse_port(r->element[1]->str, &end)) == -1 ||
+	    *end != '\0') {
 		(void)snprintf(c->probe_last, sizeof(c->probe_last), "%s names "
 		    "master '%s' at a bad port", c->probe_url.display,
 		    c->url->master_name);
@@ -123,8 +126,13 @@ conn_probe_answer(struct conn *c, const redisReply *r)
 	c->master.host = c->master_host;
 	c->master.port = (int)port;
 	c->dial = &c->master;
-	log_debug("%s: master '%s' is at %s:%d", c->probe_url.display,
-	    c->url->master_name, c->master.host, c->master.port);
+	if (log_verbosity >= 2) {
+		char *at = conn_hostport("", c->master.host, c->master.port);
+
+		log_debug("%s: master '%s' is at %s", c->probe_url.display,
+		    c->url->master_name, at);
+		free(at);
+	}
 	return (0);
 }
 
@@ -132,21 +140,17 @@ conn_probe_answer(struct conn *c, const redisReply *r)
  * The sentinel being asked is done (answered, failed or timed out): take
  * its answer, or ask the next one.
  */
-void
+enum conn_verdict
 conn_probe_step(struct conn *c)
 {
 	struct conn	*p = c->probe;
-	redisReply	*r = p->reply;
 
-	if (p->result == CONN_OK && r != NULL) {
-		if (conn_probe_answer(c, r) == 0) {
-			conn_probe_finish(c, 0);
-			return;
-		}
-	} else
+	if (p->result != CONN_OK)
 		(void)snprintf(c->probe_last, sizeof(c->probe_last), "%s",
 		    p->err);
-	conn_probe_ask(c);
+	else if (conn_probe_answer(c, p->reply) == 0)
+		return (conn_probe_finish(c, 0));
+	return (conn_probe_ask(c));
 }
 
 /*
@@ -155,42 +159,27 @@ conn_probe_step(struct conn *c)
  * connection carries on (ROLE and READONLY still guard it).  A new
  * connection without a master fails.  Then c's own command goes out.
  */
-static void
+static enum conn_verdict
 conn_probe_finish(struct conn *c, int found)
 {
-	char	*was = c->probe_was_host;
+	int moved = c->probe_is_recheck && found == 0 &&
+	    c->probe_was_host != NULL &&
+	    (strcmp(c->probe_was_host, c->master.host) != 0 ||
+	    c->probe_was_port != c->master.port);
 
-	c->is_probing = 0;
-	conn_free(c->probe);
-	c->probe = NULL;
-	free(c->probe_url.display);
-	memset(&c->probe_url, 0, sizeof(c->probe_url));
-	c->probe_was_host = NULL;
-	if (c->probe_is_recheck && found == 0 && was != NULL &&
-	    (strcmp(was, c->master.host) != 0 ||
-	    c->probe_was_port != c->master.port)) {
-		log_debug("%s: the master moved to %s:%d", c->url->display,
-		    c->master.host, c->master.port);
-		conn_close(c);
+	conn_probe_free(c);
+	if (moved && log_verbosity >= 2) {
+		char *at = conn_hostport("", c->master.host, c->master.port);
+
+		log_debug("%s: the master moved to %s", c->url->display, at);
+		free(at);
 	}
-	free(was);
+	if (moved)
+		conn_close(c);
 	if (!c->probe_is_recheck && found == -1) {
 		conn_fail(c, CONN_UNAVAILABLE, "%s: cannot find the master: "
 		    "%.300s", c->url->display, c->probe_last);
-		return;
+		return (CONN_V_DONE);
 	}
-	conn_send(c);
-}
-
-/* For conn_close(): a question under way is dropped with the socket. */
-void
-conn_probe_free(struct conn *c)
-{
-	conn_free(c->probe);
-	c->probe = NULL;
-	free(c->probe_url.display);
-	memset(&c->probe_url, 0, sizeof(c->probe_url));
-	free(c->probe_was_host);
-	c->probe_was_host = NULL;
-	c->is_probing = 0;
+	return (CONN_V_SEND);
 }

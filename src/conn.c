@@ -16,12 +16,14 @@
  * After any transport failure the socket is closed and the next command
  * reconnects: a stream in an unknown state is never reused.
  *
- * This file: a conn's life and its accessors.  Opening: conn-connect.c;
- * commands and the poll loop: conn-io.c; replies: conn-reply.c, and the
- * bounds on what they may cost: conn-bounds.c; TLS under all of them:
- * tls.c.
+ * This file: a conn's life and its accessors, the bottom of the layer
+ * (conn-impl.h has who calls whom).  Opening: conn-connect.c; commands
+ * and the poll loop: conn-io.c; replies: conn-reply.c, and the bounds on
+ * what they may cost: conn-bounds.c; sentinels: conn-sentinel.c; cluster
+ * redirects: conn-cluster.c; TLS under all of them: tls.c.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,30 @@ conn_close(struct conn *c)
 	conn_probe_free(c);
 }
 
+/*
+ * Drop the question to a sentinel under way, if any (with the socket, or
+ * when the question is over: conn-sentinel.c).
+ */
+void
+conn_probe_free(struct conn *c)
+{
+	conn_free(c->probe);
+	c->probe = NULL;
+	free(c->probe_url.display);
+	memset(&c->probe_url, 0, sizeof(c->probe_url));
+	free(c->probe_was_host);
+	c->probe_was_host = NULL;
+	c->is_probing = 0;
+}
+
+void
+conn_node_free(struct conn_node *n)
+{
+	free(n->host);
+	free(n->url.display);
+	memset(n, 0, sizeof(*n));
+}
+
 void
 conn_free(struct conn *c)
 {
@@ -69,6 +95,8 @@ conn_free(struct conn *c)
 		return;
 	conn_close(c);
 	conn_addrs_free(c);
+	conn_node_free(&c->node);
+	conn_node_free(&c->ask);
 	free(c->master_host);
 	free(c->out);
 	if (c->reply != NULL)
@@ -82,10 +110,43 @@ conn_error(const struct conn *c)
 	return (c->err);
 }
 
+/* The server c stands for: its URL, or the node a MOVED named. */
 const char *
 conn_display(const struct conn *c)
 {
-	return (c->url->display);
+	return (c->node.url.display != NULL ? c->node.url.display :
+	    c->url->display);
+}
+
+/*
+ * A port (1..65535) at s, digits only, as a server names one (MOVED, a
+ * sentinel's answer); *end is set after it.  -1 if bad.
+ */
+int
+conn_parse_port(const char *s, const char **end)
+{
+	char	*e;
+	long	 port;
+
+	if (*s < '0' || *s > '9')
+		return (-1);
+	errno = 0;
+	port = strtol(s, &e, 10);
+	if (errno != 0 || port < 1 || port > 65535)
+		return (-1);
+	*end = e;
+	return ((int)port);
+}
+
+/*
+ * How an address reads in messages: prefix, then host:port, or
+ * [host]:port for an IPv6 address.  Allocated.
+ */
+char *
+conn_hostport(const char *prefix, const char *host, int port)
+{
+	return (xasprintf(strchr(host, ':') != NULL ? "%s[%s]:%d" :
+	    "%s%s:%d", prefix, host, port));
 }
 
 /* How a conn_result reads as an exit status. */
@@ -121,7 +182,7 @@ conn_fail(struct conn *c, int result, const char *fmt, ...)
 		conn_close(c);
 }
 
-/* The host this connection dials (for a MOVED that names no host). */
+/* The host this connection dials (for TLS, and a MOVED that names none). */
 const char *
 conn_host(const struct conn *c)
 {
@@ -141,25 +202,14 @@ conn_set_fallback(struct conn *c, int argc, const char **argv,
 	c->alt_lens = lens;
 }
 
-/* Cluster ASK: send ASKING in front of the next command. */
+/*
+ * For the next command only: its argument i (0: none) is a secret, shown
+ * shortened by -v -v (the token, which would let anyone release the lock).
+ */
 void
-conn_set_asking(struct conn *c)
+conn_set_secret(struct conn *c, int i)
 {
-	c->want_asking = 1;
-}
-
-/* The text of the last error reply (for MOVED and ASK), sanitized. */
-const char *
-conn_server_error(const struct conn *c)
-{
-	return (c->server_error);
-}
-
-/* Take over another connection's failure message (a one-off ASK hop). */
-void
-conn_copy_error(struct conn *dst, const struct conn *src)
-{
-	(void)snprintf(dst->err, sizeof(dst->err), "%s", src->err);
+	c->secret_arg = i;
 }
 
 /* The hiredis this binary was built against ("1.2.0"), for --version. */

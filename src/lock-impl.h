@@ -91,14 +91,6 @@ struct lock {
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	struct lock_failure fail;
-	struct lock_node **nodes;	/* cluster nodes redirects led to */
-	size_t		 nnodes;
-};
-
-/* a cluster node that a MOVED or ASK led to */
-struct lock_node {
-	struct redis_url url;
-	char		*host;
 };
 
 /* the replies of one operation sent to every server */
@@ -119,10 +111,6 @@ int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
-
-/* lock-cluster.c */
-void	 lock_follow_redirects(struct lock *, struct script *, int, int,
-	     const char **, const size_t *, int64_t, struct lock_round *);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);

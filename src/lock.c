@@ -119,12 +119,6 @@ lock_close(struct lock *l)
 	for (i = 0; i < l->nconns; i++)
 		conn_free(l->conns[i]);
 	free(l->conns);
-	for (i = 0; i < l->nnodes; i++) {
-		free(l->nodes[i]->host);
-		free(l->nodes[i]->url.display);
-		free(l->nodes[i]);
-	}
-	free(l->nodes);
 	free((char *)l->spec.key);
 	free((char *)l->spec.command);
 	free(l->key);
@@ -299,7 +293,6 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	free(retry);
 	free(rreplies);
 	free(rresults);
-	lock_follow_redirects(l, s, nkeys, nargs, args, lens, cap_ns, rd);
 	free(args);
 	free(lens);
 

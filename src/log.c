@@ -167,3 +167,17 @@ log_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen)
 	}
 	dst[j] = '\0';
 }
+
+/*
+ * A token as it may be shown (status, -v -v): its first TOKEN_SHOWN
+ * characters, then "..." if there are more, sanitized like the above.
+ * Enough to tell tokens apart, too little to release another's lock.
+ */
+void
+log_shorten(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	log_sanitize(dst, dstlen, src, srclen > TOKEN_SHOWN ? TOKEN_SHOWN :
+	    srclen);
+	if (srclen > TOKEN_SHOWN && strlen(dst) + 4 <= dstlen)
+		(void)strcat(dst, "...");
+}

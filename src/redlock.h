@@ -43,6 +43,7 @@ enum exit_code {
 #define DEFAULT_TIMEOUT_MS	1000
 #define DEFAULT_URL		"redis://127.0.0.1:6379"
 #define TOKEN_HEX_LEN		32	/* 128 random bits */
+#define TOKEN_SHOWN		8	/* status and -v -v show no more */
 #define WAIT_FOREVER		(-1)
 /* Below this, drift and the safety margin leave no time to hold a lock. */
 #define LOCK_MIN_TTL_MS		10
@@ -109,6 +110,7 @@ void	 log_busy(const char *, ...) printflike(1, 2);
 deadfn void fatal(int, const char *, ...) printflike(2, 3);
 deadfn void fatalx(int, const char *, ...) printflike(2, 3);
 void	 log_sanitize(char *, size_t, const char *, size_t);
+void	 log_shorten(char *, size_t, const char *, size_t);
 
 /* xmalloc.c */
 void	*xmalloc(size_t);
@@ -316,6 +318,8 @@ struct conn_config {
 	int64_t		 io_timeout_ms;
 	const char	*password;	/* when the URL has none */
 	const char	*user;		/* ACL user, when the URL has none */
+	const char	*password_from;	/* where password came from (NULL:
+					 * --password-file or the environment) */
 	int		 use_tls;	/* --tls: every connection */
 };
 struct conn;
@@ -324,11 +328,8 @@ void	 conn_free(struct conn *);
 void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
-const char *conn_server_error(const struct conn *);
-const char *conn_host(const struct conn *);
-void	 conn_set_asking(struct conn *);
-void	 conn_copy_error(struct conn *, const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
+void	 conn_set_secret(struct conn *, int);
 int	 conn_exit_code(int);
 const char *conn_hiredis_version(void);
 struct redisReply;

@@ -23,15 +23,18 @@ struct script {
 	const char	*name;
 	const char	*body;
 	const char	*sha;
+	int		 token_arg;	/* ARGV[n] is the token; 0: none */
 };
 
-static struct script script_acquire = { "acquire", lua_acquire, SHA_ACQUIRE };
-static struct script script_leave = { "leave", lua_leave, SHA_LEAVE };
-static struct script script_release = { "release", lua_release, SHA_RELEASE };
-static struct script script_extend = { "extend", lua_extend, SHA_EXTEND };
-static struct script script_status = { "status", lua_status, SHA_STATUS };
+static struct script script_acquire = { "acquire", lua_acquire, SHA_ACQUIRE,
+    1 };
+static struct script script_leave = { "leave", lua_leave, SHA_LEAVE, 1 };
+static struct script script_release = { "release", lua_release, SHA_RELEASE,
+    1 };
+static struct script script_extend = { "extend", lua_extend, SHA_EXTEND, 1 };
+static struct script script_status = { "status", lua_status, SHA_STATUS, 0 };
 static struct script script_raise_fence = { "raise_fence", lua_raise_fence,
-    SHA_RAISE_FENCE };
+    SHA_RAISE_FENCE, 1 };
 
 const struct lock_scripts scripts_mutex = {
 	&script_acquire, &script_release, &script_extend, &script_status,
@@ -46,8 +49,8 @@ const struct lock_scripts scripts_semaphore = {
  * Run script s on n servers at once, with nkeys keys followed by nargs
  * arguments (args and lens hold both, keys first): EVALSHA everywhere,
  * and EVAL on a server that answers NOSCRIPT, at once, without waiting for
- * the others (one of which may be frozen).  replies and results as in
- * conn_command_many().
+ * the others (one of which may be frozen).  -v -v shows the token
+ * shortened.  replies and results as in conn_command_many().
  */
 void
 script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
@@ -81,8 +84,11 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	evall[0] = 4;
 	eval[1] = s->body;
 	evall[1] = strlen(s->body);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		conn_set_fallback(cs[i], argc, eval, evall);
+		conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
+		    s->token_arg : 0);
+	}
 	conn_command_many(cs, n, n, argc, argv, argl, 0, cap_ns, replies,
 	    results);
 	free(argv);

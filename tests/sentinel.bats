@@ -75,6 +75,9 @@ teardown() {
 	if [ -n "${SENTINEL_REMOVE:-}" ]; then
 		scli s2 SENTINEL REMOVE "$SENTINEL_REMOVE" >/dev/null || true
 	fi
+	if [ -n "${SENTINEL_ACL_USER:-}" ]; then
+		scli s1 ACL DELUSER "$SENTINEL_ACL_USER" >/dev/null || true
+	fi
 }
 
 # --- servers ----------------------------------------------------------
@@ -294,6 +297,42 @@ dead_port() { free_port; }
 	[[ "$stderr" == *"cannot find the master"* ]]
 	[ ! -e "$D/ran" ]
 	[ "$(mcli EXISTS k)" = 0 ]
+}
+
+@test "the sentinels get AUTH as --user or REDLOCK_USER, and REDLOCK_SENTINEL_USER overrides both" {
+	local url="redis-sentinel://127.0.0.1:$S1_PORT/mymaster" token
+	SENTINEL_ACL_USER=sentbot
+	[ "$(scli s1 ACL SETUSER sentbot on '>sent-pw' '+@all' | tr -d '\r')" = OK ]
+	unset REDLOCK_USER REDLOCK_PASSWORD REDLOCK_SENTINEL_USER
+	export REDLOCK_SENTINEL_PASSWORD=sent-pw
+	run --separate-stderr redlock-cli --user sentbot -u "$url" acquire k
+	assert_success
+	[ -z "$stderr" ]
+	token=$output
+	[ "$(mcli GET k)" = "$token" ]
+	REDLOCK_USER=sentbot run --separate-stderr redlock-cli -u "$url" \
+	    release k --token "$token"
+	assert_success
+	[ "$(mcli EXISTS k)" = 0 ]
+	REDLOCK_SENTINEL_USER=sentbot run --separate-stderr redlock-cli \
+	    --user someone-else -u "$url" acquire k
+	assert_success
+	[ "$(mcli GET k)" = "$output" ]
+	# A wrong password for that user is the sentinel's answer.
+	REDLOCK_SENTINEL_PASSWORD=wrong run --separate-stderr redlock-cli \
+	    --user sentbot -u "$url" acquire k2
+	assert_failure 69
+	assert_equal "$stderr" "redlock-cli: $url: cannot find the master: sentinel 127.0.0.1:$S1_PORT: authentication failed: WRONGPASS invalid username-password pair or user is disabled."
+}
+
+@test "REDLOCK_SENTINEL_PASSWORD to sentinels that have none: exit 69, saying to drop it" {
+	local url="redis-sentinel://127.0.0.1:$S1_PORT/mymaster"
+	unset REDLOCK_USER REDLOCK_PASSWORD REDLOCK_SENTINEL_USER
+	REDLOCK_SENTINEL_PASSWORD=pw run --separate-stderr redlock-cli \
+	    -u "$url" acquire k
+	assert_failure 69
+	assert_output ''
+	assert_equal "$stderr" "redlock-cli: $url: cannot find the master: sentinel 127.0.0.1:$S1_PORT: the server has no password set; drop REDLOCK_SENTINEL_PASSWORD"
 }
 
 @test "a sentinel that names a replica as the master is refused: exit 69, nothing written on the replica" {

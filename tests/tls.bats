@@ -203,6 +203,18 @@ setup() {
 	key_exists main k
 }
 
+@test "a redis:// URL to a TLS port: exit 69, one line that suggests rediss://" {
+	local url="redis://127.0.0.1:$(tls_port main)" cmd
+	for cmd in "acquire k" "release k --token t" "status k"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr redlock-cli -u "$url" $cmd
+		assert_failure 69
+		assert_output ''
+		assert_equal "$stderr" "redlock-cli: $url: connection closed by the server (is it a TLS port? try rediss://)"
+	done
+	refute_key main k
+}
+
 @test "a plain redis:// run does not load libssl; a rediss:// run does" {
 	local plain_maps tls_maps
 	redlock-cli -u "unix://$(redis_sock main)" \

@@ -8,7 +8,8 @@
  * layer's files, and this target uses it like one of them, so no test
  * hook enters the product.  A conn is built
  * in memory, with no socket (fd -1), as conn_begin() leaves it after
- * sending a command.
+ * sending a command.  What conn_feed() asks for is done as conn-io.c
+ * would (conn_act()), except following a redirect, which would dial.
  *
  * Input: three header bytes, then the server's bytes.
  *   byte 0: bits 0-2 how many setup replies come first (mod 5),
@@ -17,7 +18,8 @@
  *           bit 5 the command is an EVALSHA with an EVAL to send on
  *           NOSCRIPT (redis:// only: on a kept sentinel connection
  *           conn_begin() asks the sentinels again, over the network),
- *           bit 6 the command went after ASKING, so the EVAL does too
+ *           bit 6 the command went to a node named by ASK, behind
+ *           ASKING, so the EVAL does too
  *   byte 1: the kind of each setup reply, two bits each (AUTH, SELECT,
  *           ROLE, ASKING)
  *   byte 2: 0 feeds the bytes at once; n feeds them in chunks of 1..n
@@ -157,6 +159,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t			 n, off, chunk, base;
 	uint32_t		 state;
 	int			 i, maxchunk, sv[2] = { -1, -1 };
+	enum conn_verdict	 v;
 
 	if (size < 3)
 		return (0);
@@ -191,7 +194,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The EVAL goes down a socket nobody reads; conn owns sv[0]. */
 		c->fd = sv[0];
 		conn_set_fallback(c, 4, fuzz_eval_argv, fuzz_eval_lens);
-		c->sent_asking = (data[0] & 0x40) != 0;
+	}
+	if (data[0] & 0x40) {
+		c->ask.host = xstrdup(fuzz_host);
+		c->ask.url = url;
+		c->ask.url.kind = URL_TCP;
+		c->ask.url.host = c->ask.host;
+		c->ask.url.display = xstrdup(fuzz_display);
+		c->dial = &c->ask.url;
 	}
 	maxchunk = data[2];
 	state = data[2];
@@ -208,7 +218,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (chunk > n - off)
 				chunk = n - off;
 		}
-		conn_feed(c, buf + off, chunk);
+		v = conn_feed(c, buf + off, chunk);
+		if (v != CONN_V_REDIRECT)
+			conn_act(c, v);
 	}
 	fuzz_heap_on = 0;
 	FUZZ_CHECK(fuzz_heap_peak - base <= FUZZ_MAX_HEAP,

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Connection messages (issue 18): a password a server does not want, and
+# what -v -v shows of our token and password.  (A redis:// URL to a TLS
+# port: tls.bats; the sentinels' user: sentinel.bats.)
+
+load helpers
+
+TOKEN=0123456789abcdefghij
+
+setup_file() {
+	redis_start_tcp open || return 1
+	export OPEN_PORT=$REDIS_PORT
+	redis_start_tcp locked --requirepass 'msg-s3cret-pw' || return 1
+	export LOCKED_PORT=$REDIS_PORT
+	unset REDLOCK_URL REDIS_PORT
+}
+
+teardown_file() {
+	redis_stop open
+	redis_stop locked
+}
+
+setup() {
+	unset REDLOCK_USER REDLOCK_PASSWORD REDISCLI_AUTH
+	redis_flush open
+}
+
+@test "a password in the URL to a server that has none: exit 77, one line saying to drop it" {
+	run --separate-stderr redlock-cli --no-auth-warning \
+	    -u "redis://:pw@127.0.0.1:$OPEN_PORT" acquire k
+	assert_failure 77
+	assert_output ''
+	assert_equal "$stderr" "redlock-cli: redis://:***@127.0.0.1:$OPEN_PORT: the server has no password set; drop it from the URL"
+	[ "$(rcli open EXISTS k)" = 0 ]
+}
+
+@test "a password from REDLOCK_PASSWORD or --password-file to a server that has none: exit 77, naming where it came from" {
+	local want="redlock-cli: redis://127.0.0.1:$OPEN_PORT: the server has no password set; drop --password-file, REDLOCK_PASSWORD or REDISCLI_AUTH"
+	REDLOCK_PASSWORD=pw run --separate-stderr redlock-cli \
+	    -u "redis://127.0.0.1:$OPEN_PORT" acquire k
+	assert_failure 77
+	assert_output ''
+	assert_equal "$stderr" "$want"
+	printf 'pw\n' >"$BATS_TEST_TMPDIR/pw"
+	chmod 600 "$BATS_TEST_TMPDIR/pw"
+	run --separate-stderr redlock-cli --password-file "$BATS_TEST_TMPDIR/pw" \
+	    -u "redis://127.0.0.1:$OPEN_PORT" release k --token t
+	assert_failure 77
+	assert_equal "$stderr" "$want"
+}
+
+# The -v -v lines of our commands: "> COMMAND ...".
+commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
+
+@test "-v -v shows the token of acquire, extend and release as its first 8 characters and '...', never whole" {
+	local u="redis://127.0.0.1:$OPEN_PORT" sha='[0-9a-f]{40}'
+	run --separate-stderr redlock-cli -v -v -u "$u" acquire k --token "$TOKEN"
+	assert_success
+	assert_output "$TOKEN"
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 6 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake 01234567\\.\\.\\. 30000 "
+	run --separate-stderr redlock-cli -v -v -u "$u" extend k --token "$TOKEN"
+	assert_success
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 3 k \\{k\\}:fence \\{k\\}:meta 01234567\\.\\.\\. 30000 0\$"
+	local all=$stderr
+	run --separate-stderr redlock-cli -v -v -u "$u" release k --token "$TOKEN"
+	assert_success
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 6 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake 01234567\\.\\.\\. 0 "
+	[[ $all$stderr != *"$TOKEN"* ]]
+	[[ $all$stderr != *89abcdef* ]]
+}
+
+@test "-v -v after NOSCRIPT: the EVAL line shortens the token too" {
+	local u="redis://127.0.0.1:$OPEN_PORT"
+	rcli open SCRIPT FLUSH >/dev/null
+	run --separate-stderr redlock-cli -v -v -u "$u" acquire k --token "$TOKEN"
+	assert_success
+	commands | grep -qE "^redlock-cli: $u: > EVAL .* 6 k .* 01234567\\.\\.\\. 30000 "
+	[[ $stderr != *89abcdef* ]]
+}
+
+@test "-v -v of status shows every argument (it takes no token) and AUTH shows the password as ***" {
+	local u="redis://127.0.0.1:$LOCKED_PORT"
+	REDLOCK_PASSWORD=msg-s3cret-pw run --separate-stderr redlock-cli -v -v \
+	    -u "$u" status k
+	assert_failure 1
+	assert_output free
+	assert_stderr_line "redlock-cli: $u: > AUTH ***"
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA [0-9a-f]{40} 3 k \\{k\\}:fence \\{k\\}:meta 0 1000\$"
+	[[ $stderr != *msg-s3cret-pw* ]]
+}
