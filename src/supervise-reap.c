@@ -93,6 +93,7 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 	s->is_exited = 1;
 	s->is_over = m->is_last;
 	s->code = supervise_status_code(m->status);
+	s->code_sig = WIFSIGNALED(m->status) ? WTERMSIG(m->status) : 0;
 	if (s->tty_fd != -1)
 		(void)tcsetpgrp(s->tty_fd, getpgrp());
 	if (n == 0)
@@ -199,6 +200,7 @@ supervise_guard_gone(struct supervisor *s)
 	if (!s->is_exited) {
 		s->is_exited = 1;
 		s->code = EXIT_SIGNAL_BASE + SIGKILL;
+		s->code_sig = SIGKILL;
 	}
 }
 
