@@ -4,12 +4,19 @@
  * lock across several steps and release it themselves.
  */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "redlock.h"
 
-static int	cmd_acquire_exec(struct global_opts *, struct cmd_args *);
+static int	 cmd_acquire_exec(struct global_opts *, struct cmd_args *);
+static char	*cmd_acquire_caller(pid_t);
+static void	 cmd_acquire_print(const struct lock *,
+		     const struct cmd_args *);
 
 static const int cmd_acquire_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
@@ -28,14 +35,82 @@ const struct cmd_entry cmd_acquire_entry = {
 	.exec = cmd_acquire_exec
 };
 
+/*
+ * What status shows as the holder of a manual lock: the script that
+ * called us, which holds it across its steps and releases it, not this
+ * process, gone as soon as the token is printed.  "manual: " and its
+ * command line (/proc/PID/cmdline, the arguments joined by spaces), cut
+ * at CMD_COMMAND_SHOWN bytes as run's; plain "manual" if it cannot be
+ * read.
+ */
+static char *
+cmd_acquire_caller(pid_t pid)
+{
+	static const char	 prefix[] = "manual: ";
+	char			*path, *out;
+	size_t			 used = sizeof(prefix) - 1, i;
+	ssize_t			 n;
+	int			 fd;
+
+	path = xasprintf("/proc/%ld/cmdline", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd == -1)
+		return (xstrdup("manual"));
+	out = xmalloc(CMD_COMMAND_SHOWN + 1);
+	memcpy(out, prefix, used);
+	while (used < CMD_COMMAND_SHOWN) {
+		n = read(fd, out + used, CMD_COMMAND_SHOWN - used);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	(void)close(fd);
+	/* The arguments end in NULs: the last one is no separator. */
+	while (used > sizeof(prefix) - 1 && out[used - 1] == '\0')
+		used--;
+	if (used == sizeof(prefix) - 1) {
+		free(out);
+		return (xstrdup("manual"));	/* unreadable, or a zombie */
+	}
+	for (i = sizeof(prefix) - 1; i < used; i++)
+		if (out[i] == '\0')
+			out[i] = ' ';
+	out[used] = '\0';
+	return (out);
+}
+
+/* The token for the caller, alone or as JSON (--json). */
+static void
+cmd_acquire_print(const struct lock *l, const struct cmd_args *a)
+{
+	int64_t validity_ms;
+
+	if (!a->json) {
+		(void)printf("%s\n", lock_token(l));
+		return;
+	}
+	validity_ms = (lock_valid_until_ns(l) - clock_mono_ns()) / 1000000;
+	(void)fputs("{\"key\":", stdout);
+	json_string(a->key);
+	(void)fputs(",\"token\":", stdout);
+	json_string(lock_token(l));
+	(void)printf(",\"ttl_ms\":%lld,\"validity_ms\":%lld,"
+	    "\"fence\":%lld}\n", (long long)a->ttl_ms,
+	    (long long)(validity_ms > 0 ? validity_ms : 0),
+	    (long long)lock_fence(l));
+}
+
 static int
 cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock_spec spec;
 	struct lock	*l;
 	sigset_t	 caller;
-	char		 took[32];
-	int64_t		 start = clock_mono_ns(), validity_ms;
+	char		 took[32], *command;
+	int64_t		 start = clock_mono_ns();
 	int		 rc, sig;
 
 	if (endsig_hold(&caller) == -1) {
@@ -44,9 +119,11 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 	}
 	cmd_lock_spec(a, &spec);
 	spec.wait_mask = &caller;
-	spec.command = "manual";
+	spec.pid = getppid();
+	spec.command = command = cmd_acquire_caller(getppid());
 	spec.token = a->token;
 	l = lock_open(g, &spec);
+	free(command);
 	rc = lock_acquire(l);
 	if (rc != EXIT_OK)
 		endsig_restore(&caller);
@@ -65,19 +142,7 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 	    sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
 	    (long long)lock_fence(l));
-	if (a->json) {
-		validity_ms = (lock_valid_until_ns(l) - clock_mono_ns()) /
-		    1000000;
-		(void)fputs("{\"key\":", stdout);
-		json_string(a->key);
-		(void)fputs(",\"token\":", stdout);
-		json_string(lock_token(l));
-		(void)printf(",\"ttl_ms\":%lld,\"validity_ms\":%lld,"
-		    "\"fence\":%lld}\n", (long long)a->ttl_ms,
-		    (long long)(validity_ms > 0 ? validity_ms : 0),
-		    (long long)lock_fence(l));
-	} else
-		(void)printf("%s\n", lock_token(l));
+	cmd_acquire_print(l, a);
 	if (cmd_flush_stdout() == -1) {
 		/* Nobody got the token, so nobody could release the lock. */
 		(void)lock_release(l);

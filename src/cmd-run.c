@@ -10,11 +10,13 @@
 
 #include "redlock.h"
 
-/* The command line stored for `status`: enough to recognise the job. */
-#define RUN_COMMAND_SHOWN	1024
-
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
 static char	*cmd_run_describe(char **);
+static void	 cmd_run_jitter(int64_t);
+static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
+		     char **, const sigset_t *, struct lock **);
+static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
+		     char **, const sigset_t *, int64_t);
 
 static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
@@ -39,21 +41,21 @@ const struct cmd_entry cmd_run_entry = {
 	.exec = cmd_run_exec
 };
 
-/* argv joined by spaces, cut at RUN_COMMAND_SHOWN bytes. */
+/* argv joined by spaces, cut at CMD_COMMAND_SHOWN bytes. */
 static char *
 cmd_run_describe(char **argv)
 {
-	char	*out = xmalloc(RUN_COMMAND_SHOWN + 1);
+	char	*out = xmalloc(CMD_COMMAND_SHOWN + 1);
 	size_t	 used = 0, len;
 	int	 i;
 
 	out[0] = '\0';
-	for (i = 0; argv[i] != NULL && used < RUN_COMMAND_SHOWN; i++) {
+	for (i = 0; argv[i] != NULL && used < CMD_COMMAND_SHOWN; i++) {
 		if (i > 0)
 			out[used++] = ' ';
 		len = strlen(argv[i]);
-		if (len > RUN_COMMAND_SHOWN - used)
-			len = RUN_COMMAND_SHOWN - used;
+		if (len > CMD_COMMAND_SHOWN - used)
+			len = CMD_COMMAND_SHOWN - used;
 		memcpy(out + used, argv[i], len);
 		used += len;
 	}
@@ -61,16 +63,30 @@ cmd_run_describe(char **argv)
 	return (out);
 }
 
+/* Spread a fleet's cron jobs that fire in the same second. */
+static void
+cmd_run_jitter(int64_t jitter_ms)
+{
+	int64_t jitter_ns;
+
+	if (jitter_ms <= 0)
+		return;
+	jitter_ns = (int64_t)(token_random_u64() %
+	    (uint64_t)clock_ms_to_ns(jitter_ms));
+	log_info("sleeping %lldms (--jitter)",
+	    (long long)(jitter_ns / 1000000));
+	clock_sleep_ns(jitter_ns);
+}
+
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock_spec	 spec;
-	struct lock		*l;
-	struct supervise_opts	 so;
-	sigset_t		 caller;
-	char			*shell_argv[4], **argv, *described, took[32];
-	int64_t			 start, jitter_ns;
-	int			 rc, sig;
+	struct lock	*l = NULL;
+	sigset_t	 caller;
+	char		*shell_argv[4], **argv;
+	int64_t		 start, waited_ms;
+	int		 rc;
+	char		 took[32];
 
 	if (a->shell_command != NULL) {
 		shell_argv[0] = "/bin/sh";
@@ -80,49 +96,72 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		argv = shell_argv;
 	} else
 		argv = a->argv;
-	/* Spread a fleet's cron jobs that fire in the same second. */
-	if (a->jitter_ms > 0) {
-		jitter_ns = (int64_t)(token_random_u64() %
-		    (uint64_t)clock_ms_to_ns(a->jitter_ms));
-		log_info("sleeping %lldms (--jitter)",
-		    (long long)(jitter_ns / 1000000));
-		clock_sleep_ns(jitter_ns);
-	}
+	cmd_run_jitter(a->jitter_ms);
 	if (endsig_hold(&caller) == -1) {
 		log_warn("sigprocmask");
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
+	if ((rc = cmd_run_take(g, a, argv, &caller, &l)) != EXIT_OK)
+		return (rc);
+	waited_ms = (clock_mono_ns() - start) / 1000000;
+	duration_format(waited_ms, took, sizeof(took));
+	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
+	    (long long)lock_fence(l));
+	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms);
+	lock_close(l);
+	return (rc);
+}
+
+/*
+ * Take the lock for argv, with the end signals held (endsig.c).  EXIT_OK
+ * with *lp; else run's exit status, the lock closed and the caller's mask
+ * back.
+ */
+static int
+cmd_run_take(struct global_opts *g, struct cmd_args *a, char **argv,
+    const sigset_t *caller, struct lock **lp)
+{
+	struct lock_spec	 spec;
+	struct lock		*l;
+	char			*described;
+	int			 rc, sig;
+
 	described = cmd_run_describe(argv);
 	cmd_lock_spec(a, &spec);
-	spec.wait_mask = &caller;
+	spec.wait_mask = caller;
 	spec.command = described;
 	l = lock_open(g, &spec);
 	free(described);
 	rc = lock_acquire(l);
-	if (rc == EXIT_OK && (sig = endsig_pending()) != 0) {
+	if (rc == EXIT_OK && (sig = endsig_pending()) == 0) {
+		*lp = l;
+		return (EXIT_OK);
+	}
+	if (rc == EXIT_OK) {
 		/* Told to end while taking it: no command, lock back. */
 		(void)lock_release(l);
 		lock_close(l);
-		endsig_restore(&caller);
+		endsig_restore(caller);
 		return (EXIT_SIGNAL_BASE + sig);
 	}
-	if (rc != EXIT_OK)
-		endsig_restore(&caller);
+	endsig_restore(caller);
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(l, a);
-		lock_close(l);
-		return (a->conflict_code);
-	}
-	if (rc != EXIT_OK) {
+		rc = a->conflict_code;
+	} else
 		log_warnx("%s", lock_error(l));
-		lock_close(l);
-		return (rc);
-	}
-	duration_format((clock_mono_ns() - start) / 1000000, took,
-	    sizeof(took));
-	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
-	    (long long)lock_fence(l));
+	lock_close(l);
+	return (rc);
+}
+
+/* Run argv under the lock (supervise.c), with run's options. */
+static int
+cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
+    const sigset_t *caller, int64_t waited_ms)
+{
+	struct supervise_opts so;
+
 	memset(&so, 0, sizeof(so));
 	so.renew_ms = a->renew_ms;
 	so.kill_after_ms = a->kill_after_ms;
@@ -130,8 +169,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	so.lost_signal = a->lost_signal;
 	so.lost_exit_code = a->lost_exit_code;
 	so.release_on_exit = a->release_on_exit;
-	so.caller_mask = &caller;
-	rc = supervise_run(l, &so, argv);
-	lock_close(l);
-	return (rc);
+	so.caller_mask = caller;
+	so.waited_ms = waited_ms;
+	return (supervise_run(l, &so, argv));
 }

@@ -18,6 +18,10 @@ static void	cmd_status_token(const char *, char *, size_t);
 static void	cmd_status_since(int64_t, char *, size_t);
 static void	cmd_status_line(const char *, const char *);
 static void	cmd_status_servers(const struct lock_state *, int);
+static void	cmd_status_print_json(const struct cmd_args *,
+		    const struct lock_state *);
+static void	cmd_status_print_text(const struct cmd_args *,
+		    const struct lock_state *);
 
 static const int cmd_status_options[] = { OPT_JSON, OPT_LIMIT, 0 };
 
@@ -166,14 +170,70 @@ cmd_status_servers(const struct lock_state *st, int json)
 		(void)fputs("]", stdout);
 }
 
+/* The lock as one JSON object: the holder's fields, or every holder's. */
+static void
+cmd_status_print_json(const struct cmd_args *a, const struct lock_state *st)
+{
+	size_t i, n = st->nholders;
+
+	(void)fputs("{\"key\":", stdout);
+	json_string(a->key);
+	(void)printf(",\"held\":%s", n > 0 ? "true" : "false");
+	if (a->limit > 0) {
+		(void)printf(",\"limit\":%lld,\"holders\":[",
+		    (long long)a->limit);
+		for (i = 0; i < n; i++) {
+			(void)fputs(i ? ",{" : "{", stdout);
+			cmd_status_json(&st->holders[i]);
+			(void)fputs("}", stdout);
+		}
+		(void)fputs("]", stdout);
+		if (st->unlisted > 0)
+			(void)printf(",\"holders_unlisted\":%zu",
+			    st->unlisted);
+	} else if (n > 0) {
+		(void)fputs(",", stdout);
+		cmd_status_json(&st->holders[0]);
+	}
+	if (st->nviews > 1)
+		cmd_status_servers(st, 1);
+	(void)fputs("}\n", stdout);
+}
+
+/* "free", or the lines of the holder (of each holder, with --limit). */
+static void
+cmd_status_print_text(const struct cmd_args *a, const struct lock_state *st)
+{
+	size_t i, n = st->nholders;
+
+	if (n == 0) {
+		(void)puts("free");
+		if (st->nviews > 1)
+			cmd_status_servers(st, 0);
+		return;
+	}
+	cmd_status_line("key", a->key);
+	if (a->limit > 0)
+		(void)printf("limit: %lld\nholders: %zu\n",
+		    (long long)a->limit, n + st->unlisted);
+	for (i = 0; i < n; i++) {
+		if (a->limit > 0)
+			(void)puts("");
+		cmd_status_text(&st->holders[i]);
+	}
+	if (st->unlisted > 0)
+		(void)printf("\n(%zu more holders not listed)\n",
+		    st->unlisted);
+	if (st->nviews > 1)
+		cmd_status_servers(st, 0);
+}
+
 static int
 cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock_spec	 spec;
 	struct lock		*l;
 	struct lock_state	 st;
-	struct lock_holder	*hs;
-	size_t			 n, i;
 	int			 rc;
 
 	cmd_lock_spec(a, &spec);
@@ -184,53 +244,12 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 		lock_close(l);
 		return (rc);
 	}
-	hs = st.holders;
-	n = st.nholders;
-	if (a->json) {
-		(void)fputs("{\"key\":", stdout);
-		json_string(a->key);
-		(void)printf(",\"held\":%s", n > 0 ? "true" : "false");
-		if (a->limit > 0) {
-			(void)printf(",\"limit\":%lld,\"holders\":[",
-			    (long long)a->limit);
-			for (i = 0; i < n; i++) {
-				(void)fputs(i ? ",{" : "{", stdout);
-				cmd_status_json(&hs[i]);
-				(void)fputs("}", stdout);
-			}
-			(void)fputs("]", stdout);
-			if (st.unlisted > 0)
-				(void)printf(",\"holders_unlisted\":%zu",
-				    st.unlisted);
-		} else if (n > 0) {
-			(void)fputs(",", stdout);
-			cmd_status_json(&hs[0]);
-		}
-		if (st.nviews > 1)
-			cmd_status_servers(&st, 1);
-		(void)fputs("}\n", stdout);
-	} else if (n == 0) {
-		(void)puts("free");
-		if (st.nviews > 1)
-			cmd_status_servers(&st, 0);
-	} else {
-		cmd_status_line("key", a->key);
-		if (a->limit > 0)
-			(void)printf("limit: %lld\nholders: %zu\n",
-			    (long long)a->limit, n + st.unlisted);
-		for (i = 0; i < n; i++) {
-			if (a->limit > 0)
-				(void)puts("");
-			cmd_status_text(&hs[i]);
-		}
-		if (st.unlisted > 0)
-			(void)printf("\n(%zu more holders not listed)\n",
-			    st.unlisted);
-		if (st.nviews > 1)
-			cmd_status_servers(&st, 0);
-	}
+	if (a->json)
+		cmd_status_print_json(a, &st);
+	else
+		cmd_status_print_text(a, &st);
 	/* 1 means "free", as the contract says. */
-	rc = n > 0 ? EXIT_OK : EXIT_BUSY;
+	rc = st.nholders > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
 	lock_state_free(&st);

@@ -2,7 +2,8 @@
 /*
  * Messages.  Every line starts "redlock-cli: " and goes to stderr, and with
  * --syslog also to syslog(3) with the pid (cron mails stderr; syslog keeps
- * it).  Passwords never reach this file: URLs are printed through their
+ * it); the record of each run (log_audit) goes to syslog even without -v.
+ * Passwords never reach this file: URLs are printed through their
  * redacted display form, and server text goes through log_sanitize().
  */
 
@@ -18,8 +19,13 @@
 int		 log_verbosity;
 static int	 log_to_syslog;
 
-static void	 log_vline(int, const char *, const char *, va_list)
-		     printflike(3, 0);
+/* Where a line goes: stderr, syslog (with --syslog), or both. */
+#define LOG_TO_STDERR	0x1
+#define LOG_TO_SYSLOG	0x2
+#define LOG_TO_BOTH	(LOG_TO_STDERR | LOG_TO_SYSLOG)
+
+static void	 log_vline(int, int, const char *, const char *, va_list)
+		     printflike(4, 0);
 
 void
 log_open_syslog(void)
@@ -29,7 +35,7 @@ log_open_syslog(void)
 }
 
 static void
-log_vline(int prio, const char *suffix, const char *fmt, va_list ap)
+log_vline(int to, int prio, const char *suffix, const char *fmt, va_list ap)
 {
 	char	 buf[2048], *p;
 	int	 n;
@@ -45,11 +51,11 @@ log_vline(int prio, const char *suffix, const char *fmt, va_list ap)
 	for (p = buf; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	if (suffix != NULL)
+	if ((to & LOG_TO_STDERR) && suffix != NULL)
 		(void)fprintf(stderr, "%s: %s: %s\n", PROGNAME, buf, suffix);
-	else
+	else if (to & LOG_TO_STDERR)
 		(void)fprintf(stderr, "%s: %s\n", PROGNAME, buf);
-	if (log_to_syslog) {
+	if (log_to_syslog && (to & LOG_TO_SYSLOG)) {
 		if (suffix != NULL)
 			syslog(prio, "%s: %s", buf, suffix);
 		else
@@ -65,7 +71,7 @@ log_warn(const char *fmt, ...)
 	int	 saved = errno;
 
 	va_start(ap, fmt);
-	log_vline(LOG_ERR, strerror(saved), fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_ERR, strerror(saved), fmt, ap);
 	va_end(ap);
 	errno = saved;
 }
@@ -77,7 +83,7 @@ log_warnx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(LOG_ERR, NULL, fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_ERR, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -90,7 +96,7 @@ log_busy(const char *fmt, ...)
 	if (log_verbosity < 0)
 		return;
 	va_start(ap, fmt);
-	log_vline(LOG_NOTICE, NULL, fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_NOTICE, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -103,7 +109,24 @@ log_info(const char *fmt, ...)
 	if (log_verbosity < 1)
 		return;
 	va_start(ap, fmt);
-	log_vline(LOG_INFO, NULL, fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_INFO, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The record of what a run did, for whoever reads syslog (cron jobs):
+ * with --syslog always, on stderr only with -v, like log_info().
+ */
+void
+log_audit(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbosity < 1 && !log_to_syslog)
+		return;
+	va_start(ap, fmt);
+	log_vline(log_verbosity < 1 ? LOG_TO_SYSLOG : LOG_TO_BOTH, LOG_INFO,
+	    NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -116,7 +139,7 @@ log_debug(const char *fmt, ...)
 	if (log_verbosity < 2)
 		return;
 	va_start(ap, fmt);
-	log_vline(LOG_DEBUG, NULL, fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_DEBUG, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -127,7 +150,7 @@ fatal(int code, const char *fmt, ...)
 	int	 saved = errno;
 
 	va_start(ap, fmt);
-	log_vline(LOG_ERR, strerror(saved), fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_ERR, strerror(saved), fmt, ap);
 	va_end(ap);
 	exit(code);
 }
@@ -138,7 +161,7 @@ fatalx(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(LOG_ERR, NULL, fmt, ap);
+	log_vline(LOG_TO_BOTH, LOG_ERR, NULL, fmt, ap);
 	va_end(ap);
 	exit(code);
 }

@@ -107,6 +107,7 @@ void	 log_warnx(const char *, ...) printflike(1, 2);
 void	 log_info(const char *, ...) printflike(1, 2);
 void	 log_debug(const char *, ...) printflike(1, 2);
 void	 log_busy(const char *, ...) printflike(1, 2);
+void	 log_audit(const char *, ...) printflike(1, 2);
 deadfn void fatal(int, const char *, ...) printflike(2, 3);
 deadfn void fatalx(int, const char *, ...) printflike(2, 3);
 void	 log_sanitize(char *, size_t, const char *, size_t);
@@ -182,6 +183,9 @@ struct cmd_args {
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
 };
+
+/* The command line stored for `status`: enough to recognise the job. */
+#define CMD_COMMAND_SHOWN	1024
 
 /* cmd.c */
 /*
@@ -426,6 +430,7 @@ struct supervise_opts {
 	int		 lost_exit_code;
 	int		 release_on_exit;	/* flock -o: not the leftovers */
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
+	int64_t		 waited_ms;	/* taking the lock: for the audit */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 

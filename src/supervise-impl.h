@@ -103,7 +103,13 @@ struct supervisor {
 	int				 is_reaped;	/* the whole job */
 	int				 may_have_changed; /* ask */
 	int				 code;		/* the command's */
+	int				 code_sig;	/* killed by, or 0 */
 	int64_t				 kill_at_ns;
+	int64_t				 held_until_ns;	/* lost, or released */
+	int				 is_blocked;
+	sigset_t			 wait_set;	/* sigtimedwait()'s */
+	sigset_t			 before_mask;	/* supervise_run's */
+	struct sigaction		 before_chld;	/* caller's, restored */
 	char				 last_error[512];
 };
 

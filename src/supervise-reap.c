@@ -93,6 +93,7 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 	s->is_exited = 1;
 	s->is_over = m->is_last;
 	s->code = supervise_status_code(m->status);
+	s->code_sig = WIFSIGNALED(m->status) ? WTERMSIG(m->status) : 0;
 	if (s->tty_fd != -1)
 		(void)tcsetpgrp(s->tty_fd, getpgrp());
 	if (n == 0)
@@ -199,6 +200,7 @@ supervise_guard_gone(struct supervisor *s)
 	if (!s->is_exited) {
 		s->is_exited = 1;
 		s->code = EXIT_SIGNAL_BASE + SIGKILL;
+		s->code_sig = SIGKILL;
 	}
 }
 
@@ -210,8 +212,8 @@ supervise_guard_gone(struct supervisor *s)
  * lock is declared lost, so a job that ended while a renewal was still
  * trying is not reported as cut short: a renewal never runs past the
  * lock's validity, so it ended in time.  Asked only after a SIGCHLD
- * (may_have_changed), not at every wake-up: on an idle hold it was a sixth
- * of the CPU each renewal cost.
+ * (may_have_changed), not at every wake-up: an idle hold should cost
+ * only its renewals (bench/README.md, "idle").
  */
 int
 supervise_reap(struct supervisor *s)

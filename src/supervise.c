@@ -27,6 +27,14 @@
  * our pid (kill, systemd, CI runners) go to the command's whole group, as
  * timeout(1) sends them; once the command has exited, to what it left
  * behind.  A lost lock's signal goes to all of the job at once.
+ *
+ * supervise_run() is a sequence of phases, each a section below: start
+ * (block the signals, start the guardian and the command), hold (renew,
+ * meet the deadlines, pass signals on, until the command exits), drain
+ * (the same until what it started has exited too, unless
+ * --release-on-exit), lose (any time the lock is lost: its signal, then
+ * SIGKILL), release (or keep it for --min-hold), and back to the caller's
+ * signal mask.
  */
 
 #include <sys/prctl.h>
@@ -59,17 +67,29 @@ static int		 supervise_have_old_sigpipe;
  */
 static const int supervise_job_signals[] = { SIGTSTP, SIGCONT, 0 };
 
+/* init */
 static void	 supervise_init(struct supervisor *, struct lock *,
 		     const struct supervise_opts *);
-static int	 supervise_block(sigset_t *, sigset_t *, struct sigaction *);
-static int	 supervise_start(struct supervisor *, char **,
-		     const sigset_t *, const struct sigaction *);
-static void	 supervise_renew(struct supervisor *, int64_t);
-static void	 supervise_lose(struct supervisor *, const char *);
+/* start */
+static int	 supervise_start(struct supervisor *, char **);
+static int	 supervise_block(struct supervisor *);
+static int	 supervise_spawn_job(struct supervisor *, char **);
+/* hold, then drain */
+static void	 supervise_hold(struct supervisor *);
+static void	 supervise_drain(struct supervisor *);
+static void	 supervise_step(struct supervisor *);
 static int	 supervise_deadlines(struct supervisor *, int64_t);
-static void	 supervise_wait(struct supervisor *, const sigset_t *,
-		     int64_t);
-static void	 supervise_finish(struct supervisor *);
+static void	 supervise_renew(struct supervisor *, int64_t);
+static void	 supervise_wait(struct supervisor *, int64_t);
+/* lose */
+static void	 supervise_lose(struct supervisor *, const char *);
+static void	 supervise_lose_due(struct supervisor *, int64_t);
+/* release, and back to the caller */
+static void	 supervise_release(struct supervisor *);
+static void	 supervise_release_failed(struct supervisor *, int);
+static void	 supervise_unblock(struct supervisor *);
+static void	 supervise_audit(const struct supervisor *);
+static void	 supervise_span(int64_t, char *, size_t);
 
 void
 supervise_ignore_sigpipe(void)
@@ -88,6 +108,34 @@ supervise_restore_sigpipe(void)
 {
 	if (supervise_have_old_sigpipe)
 		(void)sigaction(SIGPIPE, &supervise_old_sigpipe, NULL);
+}
+
+/*
+ * Run argv while holding l (already acquired), phase by phase.  Returns
+ * run's exit status: the command's, or opts->lost_exit_code if the lock
+ * was lost.  The signal mask and SIGCHLD's disposition are as they were
+ * when we were called, whichever way we return.
+ */
+int
+supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
+{
+	struct supervisor s;
+
+	supervise_init(&s, l, o);
+	if (supervise_start(&s, argv) == -1) {
+		(void)lock_release(l);
+		supervise_unblock(&s);
+		return (EXIT_UNAVAILABLE);
+	}
+	supervise_hold(&s);
+	supervise_drain(&s);
+	supervise_release(&s);
+	(void)close(s.guard_fd);
+	supervise_unblock(&s);
+	supervise_audit(&s);
+	if (s.is_lost)
+		return (o->lost_exit_code);
+	return (s.code);
 }
 
 /* The schedule: renewals, retries, the safety margin. */
@@ -118,15 +166,35 @@ supervise_init(struct supervisor *s, struct lock *l,
 	s->last_ok_ns = lock_acquired_ns(l);
 }
 
+/*----- start: block what the loop waits for, start the job -----*/
+
 /*
- * Block what we wait for (*set, SIGTTOU aside), saving the old mask and
- * SIGCHLD's disposition.  0, or -1 (logged, nothing changed).
+ * The command's process group gets the terminal only if ours has it.
+ * 0, or -1 (logged; the lock is still held, the signals still blocked:
+ * the caller releases, then unblocks, so that no signal interrupts the
+ * release).
  */
 static int
-supervise_block(sigset_t *set, sigset_t *old, struct sigaction *old_chld)
+supervise_start(struct supervisor *s, char **argv)
 {
-	struct sigaction	dfl;
-	int			i;
+	if (supervise_block(s) == -1)
+		return (-1);
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		s->tty_fd = STDIN_FILENO;
+	return (supervise_spawn_job(s, argv));
+}
+
+/*
+ * Block what we wait for (s->wait_set, SIGTTOU aside), saving the mask
+ * and SIGCHLD's disposition from before.  0, or -1 (logged, nothing
+ * changed).
+ */
+static int
+supervise_block(struct supervisor *s)
+{
+	sigset_t		*set = &s->wait_set;
+	struct sigaction	 dfl;
+	int			 i;
 
 	if (sigemptyset(set) == -1 || sigaddset(set, SIGCHLD) == -1 ||
 	    sigaddset(set, SIGTTOU) == -1)
@@ -146,15 +214,16 @@ supervise_block(sigset_t *set, sigset_t *old, struct sigaction *old_chld)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	if (sigemptyset(&dfl.sa_mask) == -1 ||
-	    sigaction(SIGCHLD, &dfl, old_chld) == -1) {
+	    sigaction(SIGCHLD, &dfl, &s->before_chld) == -1) {
 		log_warn("sigaction");
 		return (-1);
 	}
-	if (sigprocmask(SIG_BLOCK, set, old) == -1) {
+	if (sigprocmask(SIG_BLOCK, set, &s->before_mask) == -1) {
 		log_warn("sigprocmask");
-		(void)sigaction(SIGCHLD, old_chld, NULL);
+		(void)sigaction(SIGCHLD, &s->before_chld, NULL);
 		return (-1);
 	}
+	s->is_blocked = 1;
 	/* SIGTTOU is only blocked (for tcsetpgrp), never waited for. */
 	if (sigdelset(set, SIGTTOU) == -1)
 		fatal(EXIT_UNAVAILABLE, "sigset");
@@ -162,12 +231,13 @@ supervise_block(sigset_t *set, sigset_t *old, struct sigaction *old_chld)
 }
 
 /*
- * Start the guardian, and through it the command, with the mask and
- * SIGCHLD disposition we were started with.  0, or -1 (logged).
+ * Start the guardian, and through it the command.  The command gets the
+ * mask from before the caller held anything (endsig_hold), else the one
+ * from before supervise_run, and SIGCHLD's disposition from before.
+ * 0, or -1 (logged).
  */
 static int
-supervise_start(struct supervisor *s, char **argv, const sigset_t *mask,
-    const struct sigaction *chld)
+supervise_spawn_job(struct supervisor *s, char **argv)
 {
 	struct supervise_spawn	sp;
 	struct supervise_msg	m;
@@ -176,8 +246,9 @@ supervise_start(struct supervisor *s, char **argv, const sigset_t *mask,
 	memset(&sp, 0, sizeof(sp));
 	sp.argv = argv;
 	sp.envp = supervise_environ(s->lock, &first_own);
-	sp.old_mask = mask;
-	sp.old_chld = chld;
+	sp.old_mask = s->opts->caller_mask != NULL ? s->opts->caller_mask :
+	    &s->before_mask;
+	sp.old_chld = &s->before_chld;
 	sp.tty_fd = s->tty_fd;
 	/* If the guardian is killed, what the job still runs comes to us
 	 * (supervise_guard_gone()) rather than to init. */
@@ -208,30 +279,59 @@ supervise_start(struct supervisor *s, char **argv, const sigset_t *mask,
 	return (0);
 }
 
+/*----- hold and drain: renew, meet the deadlines, pass signals on -----*/
+
+/* Hold: until the command itself exits (or all of the job, at once). */
+static void
+supervise_hold(struct supervisor *s)
+{
+	while (!supervise_reap(s) && !s->is_exited)
+		supervise_step(s);
+}
+
 /*
- * The lock is gone or about to be: tell the job now, while the lock is
- * still ours for margin_ns, and kill it when the lock expires (or after
- * --kill-after, if sooner).  The message says why and when we last knew.
+ * Drain: the command has exited, what it started may still run, and the
+ * lock stays ours (renewed) until that has exited too.  supervise_reap()
+ * says the job is over at once under --release-on-exit.
  */
 static void
-supervise_lose(struct supervisor *s, const char *why)
+supervise_drain(struct supervisor *s)
 {
-	char	ago[32];
-	int64_t	now = clock_mono_ns(), kill_at;
+	while (!supervise_reap(s))
+		supervise_step(s);
+}
 
-	s->is_lost = 1;
-	duration_format((now - s->last_ok_ns) / 1000000, ago, sizeof(ago));
-	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
-	    "to the command", lock_name(s->lock), why, ago,
-	    signame_name(s->opts->lost_signal));
-	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
-	kill_at = lock_valid_until_ns(s->lock);
-	if (s->opts->kill_after_ms > 0 &&
-	    now + clock_ms_to_ns(s->opts->kill_after_ms) < kill_at)
-		kill_at = now + clock_ms_to_ns(s->opts->kill_after_ms);
-	if (kill_at < now)
-		kill_at = now;
-	s->kill_at_ns = kill_at;
+/* One turn of the loop: what is due, else sleep until something is. */
+static void
+supervise_step(struct supervisor *s)
+{
+	if (!supervise_deadlines(s, clock_mono_ns()))
+		supervise_wait(s, clock_mono_ns());
+}
+
+/*
+ * What is due at now: losing the lock, killing the job, a renewal.
+ * Returns 1 if it did something that took time (look again), else 0.
+ */
+static int
+supervise_deadlines(struct supervisor *s, int64_t now)
+{
+	struct lock *l = s->lock;
+
+	supervise_lose_due(s, now);
+	if (s->is_lost || now < s->next_renew_ns)
+		return (0);
+	/*
+	 * A try with only a moment left could not succeed and would hide
+	 * why the earlier ones failed: wait for the deadline instead.
+	 */
+	if (lock_valid_until_ns(l) - s->margin_ns - now <
+	    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) && s->last_error[0] != '\0') {
+		s->next_renew_ns = lock_valid_until_ns(l) - s->margin_ns;
+		return (1);
+	}
+	supervise_renew(s, now);
+	return (1);
 }
 
 /* One renewal: extend to the full TTL, bounded by the validity left. */
@@ -271,45 +371,9 @@ supervise_renew(struct supervisor *s, int64_t now)
 	}
 }
 
-/*
- * What is due at now: losing the lock, killing the job, a renewal.
- * Returns 1 if it did something that took time (look again), else 0.
- */
-static int
-supervise_deadlines(struct supervisor *s, int64_t now)
-{
-	struct lock	*l = s->lock;
-	char		 why[700];
-
-	if (!s->is_lost && now >= lock_valid_until_ns(l) - s->margin_ns) {
-		(void)snprintf(why, sizeof(why), "no renewal succeeded in "
-		    "time%s%s", s->last_error[0] ? ": " : "", s->last_error);
-		supervise_lose(s, why);
-	}
-	if (s->is_lost && !s->is_killed && now >= s->kill_at_ns) {
-		log_warnx("lock '%s' expired: killing the command",
-		    lock_name(l));
-		supervise_tell(s, SUPERVISE_KILL, SIGKILL);
-		s->is_killed = 1;
-	}
-	if (s->is_lost || now < s->next_renew_ns)
-		return (0);
-	/*
-	 * A try with only a moment left could not succeed and would hide
-	 * why the earlier ones failed: wait for the deadline instead.
-	 */
-	if (lock_valid_until_ns(l) - s->margin_ns - now <
-	    clock_ms_to_ns(SUPERVISE_MIN_TRY_MS) && s->last_error[0] != '\0') {
-		s->next_renew_ns = lock_valid_until_ns(l) - s->margin_ns;
-		return (1);
-	}
-	supervise_renew(s, now);
-	return (1);
-}
-
 /* Sleep until the next renewal or deadline, or a signal; handle that. */
 static void
-supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
+supervise_wait(struct supervisor *s, int64_t now)
 {
 	struct lock	*l = s->lock;
 	struct timespec	 ts;
@@ -330,7 +394,7 @@ supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
 		ts.tv_sec = wake / 1000000000;
 		ts.tv_nsec = wake % 1000000000;
 	}
-	sig = sigtimedwait(set, &info, have_deadline ? &ts : NULL);
+	sig = sigtimedwait(&s->wait_set, &info, have_deadline ? &ts : NULL);
 	if (sig == -1)
 		return;		/* EAGAIN: a deadline; EINTR */
 	if (sig == SIGCHLD) {
@@ -346,9 +410,64 @@ supervise_wait(struct supervisor *s, const sigset_t *set, int64_t now)
 	supervise_tell(s, SUPERVISE_PASS, sig);
 }
 
-/* After the job is over: release (or keep for --min-hold). */
+/*----- lose: the lock is gone or about to be -----*/
+
+/*
+ * Tell the job now, while the lock is still ours for margin_ns, and kill
+ * it when the lock expires (or after --kill-after, if sooner).  The one
+ * line says why and when we last knew.
+ */
 static void
-supervise_finish(struct supervisor *s)
+supervise_lose(struct supervisor *s, const char *why)
+{
+	char	ago[32];
+	int64_t	now = clock_mono_ns(), kill_at;
+
+	s->is_lost = 1;
+	s->held_until_ns = now;
+	duration_format((now - s->last_ok_ns) / 1000000, ago, sizeof(ago));
+	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
+	    "to the command", lock_name(s->lock), why, ago,
+	    signame_name(s->opts->lost_signal));
+	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
+	kill_at = lock_valid_until_ns(s->lock);
+	if (s->opts->kill_after_ms > 0 &&
+	    now + clock_ms_to_ns(s->opts->kill_after_ms) < kill_at)
+		kill_at = now + clock_ms_to_ns(s->opts->kill_after_ms);
+	if (kill_at < now)
+		kill_at = now;
+	s->kill_at_ns = kill_at;
+}
+
+/* Lose the lock once no renewal came in time; kill when that is due. */
+static void
+supervise_lose_due(struct supervisor *s, int64_t now)
+{
+	char why[700];
+
+	if (!s->is_lost &&
+	    now >= lock_valid_until_ns(s->lock) - s->margin_ns) {
+		(void)snprintf(why, sizeof(why), "no renewal succeeded in "
+		    "time%s%s", s->last_error[0] ? ": " : "", s->last_error);
+		supervise_lose(s, why);
+	}
+	if (s->is_lost && !s->is_killed && now >= s->kill_at_ns) {
+		log_warnx("lock '%s' expired: killing the command",
+		    lock_name(s->lock));
+		supervise_tell(s, SUPERVISE_KILL, SIGKILL);
+		s->is_killed = 1;
+	}
+}
+
+/*----- release: the job is over -----*/
+
+/*
+ * Give the lock back, or with --min-hold keep it for the rest by
+ * shortening its TTL rather than deleting the key, so that a host whose
+ * clock is late does not run the same job again.
+ */
+static void
+supervise_release(struct supervisor *s)
 {
 	int64_t	now = clock_mono_ns(), held_ms, rest_ms;
 	int	rc;
@@ -362,7 +481,6 @@ supervise_finish(struct supervisor *s)
 	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
 	rest_ms = s->opts->min_hold_ms - held_ms;
 	if (!s->is_lost && rest_ms > 0) {
-		/* Shorten the TTL to the rest rather than delete the key. */
 		rc = lock_extend(s->lock, rest_ms, 0);
 		if (rc == EXIT_OK)
 			log_info("keeping lock '%s' for %lldms more "
@@ -370,50 +488,109 @@ supervise_finish(struct supervisor *s)
 			    (long long)rest_ms);
 	} else
 		rc = lock_release(s->lock);
+	if (!s->is_lost)
+		s->held_until_ns = clock_mono_ns() + (rc == EXIT_OK &&
+		    rest_ms > 0 ? clock_ms_to_ns(rest_ms) : 0);
 	if (rc == EXIT_OK && rest_ms <= 0)
 		log_info("released lock '%s'", lock_name(s->lock));
-	else if (rc == EXIT_NOT_OWNER)
-		log_warnx("lock '%s' had already expired when the command "
-		    "ended", lock_name(s->lock));
 	else if (rc != EXIT_OK)
-		log_warnx("cannot release lock '%s' (it will expire by its "
-		    "TTL): %s", lock_name(s->lock), lock_error(s->lock));
+		supervise_release_failed(s, rc);
 }
 
 /*
- * Run argv while holding l (already acquired).  Returns run's exit status:
- * the command's, or opts->lost_exit_code if the lock was lost.
+ * The release (or --min-hold's extension) failed.  After a lost lock
+ * that is the same failure, already told in one line: -v only.  Else say
+ * what is known: the server cannot tell a lock that expired from one
+ * deleted by someone else, but our own clock knows when it expired.
  */
-int
-supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
+static void
+supervise_release_failed(struct supervisor *s, int rc)
 {
-	struct supervisor	 s;
-	struct sigaction	 old_chld;
-	sigset_t		 set, old;
+	const char *name = lock_name(s->lock);
 
-	supervise_init(&s, l, o);
-	if (supervise_block(&set, &old, &old_chld) == -1) {
-		(void)lock_release(l);
-		return (EXIT_UNAVAILABLE);
-	}
-	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
-		s.tty_fd = STDIN_FILENO;
-	/* The command starts with the mask we were started with, before
-	 * the caller held anything (endsig_hold). */
-	if (o->caller_mask != NULL)
-		old = *o->caller_mask;
-	if (supervise_start(&s, argv, &old, &old_chld) == -1) {
-		(void)lock_release(l);
-		(void)sigprocmask(SIG_SETMASK, &old, NULL);
-		(void)sigaction(SIGCHLD, &old_chld, NULL);
-		return (EXIT_UNAVAILABLE);
-	}
-	while (!supervise_reap(&s))
-		if (!supervise_deadlines(&s, clock_mono_ns()))
-			supervise_wait(&s, &set, clock_mono_ns());
-	supervise_finish(&s);
-	(void)close(s.guard_fd);
-	if (s.is_lost)
-		return (o->lost_exit_code);
-	return (s.code);
+	if (s->is_lost)
+		log_info("lock '%s' was lost, and not released either (it "
+		    "will expire by its TTL): %s", name, lock_error(s->lock));
+	else if (rc != EXIT_NOT_OWNER)
+		log_warnx("cannot release lock '%s' (it will expire by its "
+		    "TTL): %s", name, lock_error(s->lock));
+	else if (clock_mono_ns() >= lock_valid_until_ns(s->lock))
+		log_warnx("lock '%s' had already expired when the command "
+		    "ended", name);
+	else if (lock_not_owner(s->lock) == LOCK_GONE)
+		log_warnx("lock '%s' was released or deleted by someone else, "
+		    "or had expired, when the command ended", name);
+	else
+		log_warnx("lock '%s' was held by another owner when the "
+		    "command ended", name);
+}
+
+/*
+ * Back to the mask and SIGCHLD's disposition from before supervise_run.
+ * A signal collected for the job that came too late for it (a SIGTSTP, a
+ * SIGCHLD) and that the old mask lets through is dropped first, as it was
+ * while it stayed blocked: a late SIGTSTP would stop us, not the job.
+ */
+static void
+supervise_unblock(struct supervisor *s)
+{
+	struct timespec	zero = { 0, 0 };
+	sigset_t	drop;
+	int		sig;
+
+	if (!s->is_blocked)
+		return;
+	if (sigemptyset(&drop) == -1)
+		return;
+	for (sig = 1; sig < NSIG; sig++)
+		if ((sig == SIGTTOU || sigismember(&s->wait_set, sig) == 1) &&
+		    sigismember(&s->before_mask, sig) == 0)
+			(void)sigaddset(&drop, sig);
+	while (sigtimedwait(&drop, NULL, &zero) > 0)
+		;
+	(void)sigprocmask(SIG_SETMASK, &s->before_mask, NULL);
+	(void)sigaction(SIGCHLD, &s->before_chld, NULL);
+	s->is_blocked = 0;
+}
+
+/*
+ * The one line --syslog keeps of every run, even without -v: what ran
+ * under which fence, how long it waited for and held the lock, and how
+ * the command ended.
+ */
+static void
+supervise_audit(const struct supervisor *s)
+{
+	char	waited[32], held[32], how[64];
+
+	supervise_span(s->opts->waited_ms, waited, sizeof(waited));
+	supervise_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
+	    1000000, held, sizeof(held));
+	if (s->code_sig != 0)
+		(void)snprintf(how, sizeof(how), "killed by SIG%s",
+		    signame_name(s->code_sig));
+	else
+		(void)snprintf(how, sizeof(how), "exit %d", s->code);
+	log_audit("run '%s' done: fence %lld, waited %s, held %s, %s%s",
+	    lock_name(s->lock), (long long)lock_fence(s->lock), waited, held,
+	    how, s->is_lost ? ", lock lost" : "");
+}
+
+/* 250ms, 1.2s, 3m2s, 2h5m: a span as people read it in a log. */
+static void
+supervise_span(int64_t ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 1000)
+		(void)snprintf(buf, len, "%lldms", (long long)ms);
+	else if (ms < 60000)
+		(void)snprintf(buf, len, "%lld.%llds", (long long)(ms / 1000),
+		    (long long)(ms % 1000 / 100));
+	else if (ms < 3600000)
+		(void)snprintf(buf, len, "%lldm%llds",
+		    (long long)(ms / 60000), (long long)(ms / 1000 % 60));
+	else
+		(void)snprintf(buf, len, "%lldh%lldm",
+		    (long long)(ms / 3600000), (long long)(ms / 60000 % 60));
 }

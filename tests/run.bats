@@ -5,6 +5,7 @@
 # Signals, the lost lock and the child's process state: supervise.bats.
 
 load helpers
+load syslog
 
 setup_file() {
 	redis_start main
@@ -338,38 +339,11 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	key_gone main k
 }
 
-# In a private mount namespace, a tmpfs over /dev holds a test syslog
-# socket at /dev/log (syslog(3) always writes there), read by socat.
+# The test syslog: tests/syslog.bash.
 @test "run --syslog sends the same lines to syslog as LOG_USER with the pid" {
-	need socat
-	unshare -m true 2>/dev/null ||
-	    skip "unshare -m is not permitted here (needs root)"
-	local t="$BATS_TEST_TMPDIR/ns" pid
-	mkdir -p "$t"
-	cat >"$t/inner.sh" <<'EOF'
-t=$1; shift
-mount --make-rprivate / || exit 90
-mkdir -p "$t/realdev" && mount --rbind /dev "$t/realdev" || exit 91
-mount -t tmpfs -o mode=755 testdev /dev || exit 92
-for f in null zero urandom random; do
-	: >"/dev/$f" && mount --bind "$t/realdev/$f" "/dev/$f" || exit 93
-done
-ln -s /proc/self/fd /dev/fd
-socat -u UNIX-RECV:/dev/log,mode=666 OPEN:"$t/syslog",creat,append 3>&- &
-sp=$!
-for i in $(seq 100); do [ -S /dev/log ] && break; sleep 0.05; done
-[ -S /dev/log ] || { kill "$sp"; exit 94; }
-"$@" >"$t/out" 2>"$t/err"
-echo $? >"$t/rc"
-for i in $(seq 100); do
-	grep -q "released lock" "$t/syslog" 2>/dev/null && break
-	sleep 0.05
-done
-kill "$sp"
-wait "$sp"
-exit 0
-EOF
-	run unshare -m bash "$t/inner.sh" "$t" redlock-cli --syslog -v run k -- echo hi
+	syslog_need
+	local t="$BATS_TEST_TMPDIR/ns"
+	run syslog_run "$t" "released lock" redlock-cli --syslog -v run k -- echo hi
 	assert_success
 	assert_equal "$(cat "$t/rc")" 0
 	assert_equal "$(cat "$t/out")" hi

@@ -48,7 +48,8 @@ setup() {
 	assert_line -n 3 "fence: $fence"
 	assert_line -n 4 "host: $(hostname)"
 	assert_line -n 5 --regexp '^pid: [1-9][0-9]*$'
-	assert_line -n 6 'command: manual'
+	# A manual lock's holder is acquire's caller: here, bats.
+	assert_line -n 6 --regexp '^command: manual: .+'
 	assert_line -n 7 --regexp \
 	    '^since: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$'
 }
@@ -83,7 +84,7 @@ setup() {
 	[ "$(json_field fence)" = "$fence" ]
 	[ "$(json_field host)" = "\"$(hostname)\"" ]
 	[[ $(json_field pid) =~ ^[1-9][0-9]*$ ]]
-	[ "$(json_field command)" = '"manual"' ]
+	[[ $(json_field command) =~ ^\"manual:\ .+\"$ ]]
 	[[ $(json_field since) =~ ^\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\"$ ]]
 	if have jq; then
 		printf '%s\n' "$output" | jq -e '.held == true and

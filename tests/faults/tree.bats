@@ -172,7 +172,9 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	assert_stderr_match "redlock-cli: acquired lock 'k' in [0-9.]+m?s, fence [0-9]+"
 	assert_stderr_match "redlock-cli: command exited 3; holding lock 'k' until its 1 remaining process exits"
 	assert_stderr_match "redlock-cli: released lock 'k'"
-	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 3
+	# The audit line (-v), held until the leftover's end.
+	assert_stderr_match "redlock-cli: run 'k' done: fence [0-9]+, waited [0-9.]+m?s, held [0-9.]+m?s, exit 3"
+	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 4
 }
 
 @test "--release-on-exit releases the lock when the command exits, leaving its background process running" {
