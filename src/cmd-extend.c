@@ -38,9 +38,11 @@ cmd_extend_exec(struct global_opts *g, struct cmd_args *a)
 	cmd_lock_spec(a, &spec);
 	spec.token = a->token;
 	l = lock_open(g, &spec);
-	rc = lock_extend(l, a->ttl_ms, 0);
+	/* Without -t, the TTL the lock was taken with: not the default,
+	 * which would shorten a lock taken with -t 5m. */
+	rc = lock_extend(l, a->ttl_given ? a->ttl_ms : 0, 0);
 	if (rc == EXIT_OK) {
-		duration_format(a->ttl_ms, ttl, sizeof(ttl));
+		duration_format(lock_ttl_ms(l), ttl, sizeof(ttl));
 		log_info("extended lock '%s' to %s", a->key, ttl);
 	} else if (rc == EXIT_NOT_OWNER)
 		cmd_report_not_owner(l, "extend");

@@ -62,11 +62,14 @@ cmd_lock_spec(const struct cmd_args *a, struct lock_spec *spec)
 	spec->wait_ms = a->wait_ms;
 }
 
-/* The lock is busy: say so (unless -q), for acquire and run alike. */
+/*
+ * The lock is busy: say so (unless -q), for acquire and run alike, naming
+ * the holder when it left its metadata.
+ */
 void
 cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 {
-	char waited[32];
+	char waited[32], holder[512];
 
 	if (a->limit > 0 && a->wait_ms == 0) {
 		log_busy("lock '%s' has no free slot (limit %lld)", lock_name(l),
@@ -79,13 +82,14 @@ cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 		    "%s", lock_name(l), (long long)a->limit, waited);
 		return;
 	}
+	lock_describe_holder(l, holder, sizeof(holder));
 	if (a->wait_ms == 0) {
-		log_busy("lock '%s' is held by another owner", lock_name(l));
+		log_busy("lock '%s' is held by %s", lock_name(l), holder);
 		return;
 	}
 	duration_format(a->wait_ms, waited, sizeof(waited));
-	log_busy("lock '%s' is still held by another owner after %s",
-	    lock_name(l), waited);
+	log_busy("lock '%s' is still held by %s after %s", lock_name(l),
+	    holder, waited);
 }
 
 /* release or extend found that our token does not hold the lock. */

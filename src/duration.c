@@ -116,3 +116,22 @@ duration_format(int64_t ms, char *buf, size_t len)
 		    frac);
 	}
 }
+
+/* 250ms, 1.2s, 3m2s, 2h5m: a span as people read it in a log. */
+void
+duration_span(int64_t ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 1000)
+		(void)snprintf(buf, len, "%lldms", (long long)ms);
+	else if (ms < 60000)
+		(void)snprintf(buf, len, "%lld.%llds", (long long)(ms / 1000),
+		    (long long)(ms % 1000 / 100));
+	else if (ms < 3600000)
+		(void)snprintf(buf, len, "%lldm%llds",
+		    (long long)(ms / 60000), (long long)(ms / 1000 % 60));
+	else
+		(void)snprintf(buf, len, "%lldh%lldm",
+		    (long long)(ms / 3600000), (long long)(ms / 60000 % 60));
+}

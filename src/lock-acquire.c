@@ -25,7 +25,7 @@ enum lock_keep {
 /* A pause before trying again after a take that came too late. */
 #define LOCK_LATE_PAUSE_MS	50
 
-static int	 lock_is_pair(const redisReply *);
+static int	 lock_is_reply(const redisReply *);
 static void	 lock_forget_attempt(struct lock *);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
@@ -33,12 +33,15 @@ static enum lock_keep lock_keep(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
 static void	 lock_too_late(struct lock *, int64_t, int64_t);
 
-/* An acquire reply: {held (0 or 1), fence or TTL hint}. */
+/*
+ * An acquire reply: {held (0 or 1), fence or TTL hint}, and when busy the
+ * holder's token, host, pid, command and since.
+ */
 static int
-lock_is_pair(const redisReply *r)
+lock_is_reply(const redisReply *r)
 {
 	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
-	    r->elements == 2 &&
+	    (r->elements == 2 || r->elements == 7) &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER &&
 	    r->element[1]->type == REDIS_REPLY_INTEGER);
 }
@@ -161,149 +164,241 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 	    "margin of its validity", l->spec.key, took, margin);
 }
 
+/* The arguments of every attempt (see acquire in scripts-lua.h). */
+struct lock_attempt_args {
+	const char	*argv[9];
+	char		 ttl[32], pid[32], since[32], lease[32], host[256];
+};
+
+/* What one attempt found on the servers. */
+struct lock_attempt {
+	size_t		 held, busy, answered;
+	long long	*fences;	/* per server: -1 where not taken */
+	long long	 fence;		/* the highest */
+	int64_t		 hint;		/* ms until the first holder's expiry */
+};
+
+static void
+lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
+{
+	if (gethostname(a->host, sizeof(a->host)) == -1)
+		(void)snprintf(a->host, sizeof(a->host), "unknown");
+	a->host[sizeof(a->host) - 1] = '\0';
+	(void)snprintf(a->ttl, sizeof(a->ttl), "%lld",
+	    (long long)l->spec.ttl_ms);
+	(void)snprintf(a->pid, sizeof(a->pid), "%lld", l->spec.pid > 0 ?
+	    (long long)l->spec.pid : (long long)getpid());
+	(void)snprintf(a->lease, sizeof(a->lease), "%d", l->spec.is_fair ?
+	    LOCK_FAIR_LEASE_MS : 0);
+	a->argv[0] = l->token;
+	a->argv[1] = a->ttl;
+	a->argv[2] = a->host;
+	a->argv[3] = a->pid;
+	a->argv[4] = l->spec.command;
+	a->argv[5] = a->since;
+	a->argv[6] = l->limit_arg;
+	a->argv[7] = a->lease;
+	a->argv[8] = l->wake_prefix;
+}
+
+/* Keep who holds the lock now, for the busy message and -v. */
+static void
+lock_note_holder(struct lock *l, const redisReply *r)
+{
+	struct lock_holder	*h = &l->busy;
+	const redisReply	*e;
+	char			*s[5], *end;
+	size_t			 i;
+
+	if (r->elements != 7)
+		return;
+	for (i = 0; i < 5; i++) {
+		e = r->element[2 + i];
+		if (e->type != REDIS_REPLY_STRING)
+			return;
+		s[i] = xmalloc(e->len + 1);
+		memcpy(s[i], e->str, e->len);
+		s[i][e->len] = '\0';
+	}
+	if (*s[0] != '\0' && (h->token == NULL || strcmp(h->token, s[0]) != 0))
+		l->holder_changed = 1;
+	lock_holder_clear(h);
+	h->token = s[0];
+	h->host = *s[1] != '\0' ? s[1] : (free(s[1]), NULL);
+	h->pid = strtoll(s[2], &end, 10);
+	if (*s[2] == '\0' || *end != '\0' || h->pid <= 0)
+		h->pid = -1;
+	free(s[2]);
+	h->command = *s[3] != '\0' ? s[3] : (free(s[3]), NULL);
+	h->since_ms = strtoll(s[4], &end, 10);
+	if (*end != '\0' || h->since_ms < 0)
+		h->since_ms = 0;
+	free(s[4]);
+	h->fence = -1;
+}
+
+/* Count one attempt's answers: who took it, who is busy, the fences. */
+static void
+lock_count_attempt(struct lock *l, struct lock_round *rd,
+    struct lock_attempt *at)
+{
+	const redisReply	*r;
+	size_t			 i;
+
+	at->held = at->busy = 0;
+	at->hint = -1;
+	at->fence = -1;
+	for (i = 0; i < l->nconns; i++) {
+		at->fences[i] = -1;
+		if (rd->results[i] != CONN_OK)
+			continue;
+		r = rd->replies[i];
+		if (!lock_is_reply(r)) {
+			(void)lock_unexpected(l, i, "acquire", r,
+			    "array of 2 integers");
+			rd->results[i] = CONN_PROTOCOL;
+			at->answered--;
+			continue;
+		}
+		if (r->element[0]->integer == 1) {
+			at->held++;
+			at->fences[i] = r->element[1]->integer;
+			if (at->fences[i] > at->fence)
+				at->fence = at->fences[i];
+			continue;
+		}
+		at->busy++;
+		if (at->hint == -1 || r->element[1]->integer < at->hint)
+			at->hint = r->element[1]->integer;
+		if (at->busy == 1)
+			lock_note_holder(l, r);
+	}
+}
+
+/*
+ * One attempt on every server at once, begun at start; no step of it may
+ * outlast what the lock would be valid for.  Returns what lock_keep()
+ * decided, or KEEP_UNFENCED when no majority took it.
+ */
+static enum lock_keep
+lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
+    struct lock_attempt *at)
+{
+	struct lock_round	rd;
+	enum lock_keep		kept;
+	int64_t			cap_ns = lock_cap_ns(start, l->spec.ttl_ms);
+
+	(void)snprintf(a->since, sizeof(a->since), "%lld",
+	    (long long)clock_wall_ms());
+	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 9,
+	    a->argv, NULL, cap_ns, &rd);
+	lock_count_attempt(l, &rd, at);
+	kept = at->held >= l->quorum ? lock_keep(l, &rd, at->fences,
+	    at->fence, cap_ns) : KEEP_UNFENCED;
+	lock_round_free(l, &rd);
+	return (kept);
+}
+
+/* -v: say who holds the lock we wait for, once per holder. */
+static void
+lock_say_waiting(struct lock *l)
+{
+	char	desc[512];
+
+	if (!l->holder_changed)
+		return;
+	l->holder_changed = 0;
+	lock_describe_holder(l, desc, sizeof(desc));
+	log_info("waiting for lock '%s', held by %s", l->spec.key, desc);
+}
+
+/*
+ * After an attempt that did not make the lock ours: 0 to try again (after
+ * waiting for a release), or the exit code to return.
+ */
+static int
+lock_not_taken(struct lock *l, enum lock_keep kept, int64_t start,
+    struct lock_attempt *at, int64_t deadline_ns)
+{
+	int last = l->spec.wait_ms == 0 ||
+	    (deadline_ns > 0 && clock_mono_ns() >= deadline_ns);
+
+	if (kept == KEEP_NOT_REPLICATED) {
+		/* Not safely ours: give it back, fail. */
+		lock_forget_attempt(l);
+		return (EXIT_UNAVAILABLE);
+	}
+	if (kept == KEEP_TOO_LATE) {
+		/* Ours, but too late to run anything under it. */
+		lock_too_late(l, start, l->spec.ttl_ms);
+		lock_forget_attempt(l);
+		log_info("%s; trying again", l->fail.text);
+		if (last)
+			return (EXIT_UNAVAILABLE);
+		clock_sleep_ns(clock_ms_to_ns(LOCK_LATE_PAUSE_MS));
+		return (0);
+	}
+	/* A partial or doubtful take must not linger anywhere. */
+	if (at->held > 0 || at->answered < l->nconns)
+		lock_forget_attempt(l);
+	/*
+	 * A failure when too few servers answered to ever make a majority;
+	 * otherwise the lock is busy (or the vote split): wait and try again
+	 * like any busy lock.
+	 */
+	if (at->answered < l->quorum)
+		return (lock_fail(l, at->held));
+	l->busy_ttl_ms = at->hint;
+	if (last)
+		return (EXIT_BUSY);
+	lock_say_waiting(l);
+	return (lock_wait_for_release(l, deadline_ns));
+}
+
 /*
  * Acquire: one atomic script per attempt, on every server at once.  The
  * lock is ours iff a majority took it and the time that took leaves some
  * validity (TTL - elapsed - drift).  The spec's wait_ms is WAIT_FOREVER,
  * 0 for a single attempt, or how long to keep trying.  Returns EXIT_OK
- * (l->fence, l->valid_until_ns set), EXIT_BUSY (l->busy_ttl_ms set), or
- * the exit code of a failure (l->fail set).
+ * (l->fence, l->valid_until_ns set), EXIT_BUSY (l->busy set), or the
+ * exit code of a failure (l->fail set).
  */
 int
 lock_acquire(struct lock *l)
 {
-	struct lock_round	 rd;
-	const char		*argv[9];
-	size_t			 i, held, busy, answered;
-	char			 ttl[32], pid[32], since[32], host[256];
-	char			 lease[32];
-	long long		*fences, fence;
-	int64_t			 deadline_ns = 0, start, now, hint, cap_ns;
-	int64_t			 ttl_ms = l->spec.ttl_ms, wait_ms = l->spec.wait_ms;
+	struct lock_attempt_args a;
+	struct lock_attempt	 at;
 	enum lock_keep		 kept;
+	int64_t			 deadline_ns = 0, start;
 	int			 rc;
 
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
 		token_new(l->token);
 	}
-	if (gethostname(host, sizeof(host)) == -1)
-		(void)snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(pid, sizeof(pid), "%lld", l->spec.pid > 0 ?
-	    (long long)l->spec.pid : (long long)getpid());
-	(void)snprintf(lease, sizeof(lease), "%d", l->spec.is_fair ?
-	    LOCK_FAIR_LEASE_MS : 0);
-	if (wait_ms != WAIT_FOREVER)
-		deadline_ns = clock_mono_ns() + clock_ms_to_ns(wait_ms);
-	argv[0] = l->token;
-	argv[1] = ttl;
-	argv[2] = host;
-	argv[3] = pid;
-	argv[4] = l->spec.command;
-	argv[5] = since;
-	argv[6] = l->limit_arg;
-	argv[7] = lease;
-	argv[8] = l->wake_prefix;
-	fences = xcalloc(l->nconns, sizeof(*fences));
+	lock_attempt_args(l, &a);
+	if (l->spec.wait_ms != WAIT_FOREVER)
+		deadline_ns = clock_mono_ns() + clock_ms_to_ns(l->spec.wait_ms);
+	at.fences = xcalloc(l->nconns, sizeof(*at.fences));
 	for (;;) {
-		(void)snprintf(since, sizeof(since), "%lld",
-		    (long long)clock_wall_ms());
 		start = clock_mono_ns();
-		/* The wait deadline decides whether to try again; an
-		 * attempt under way gets its full I/O timeout, but no step
-		 * of it may outlast what the lock would be valid for. */
-		cap_ns = lock_cap_ns(start, ttl_ms);
-		answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 9, argv,
-		    NULL, cap_ns, &rd);
-		held = busy = 0;
-		hint = -1;
-		fence = -1;
-		for (i = 0; i < l->nconns; i++) {
-			fences[i] = -1;
-			if (rd.results[i] != CONN_OK)
-				continue;
-			if (!lock_is_pair(rd.replies[i])) {
-				(void)lock_unexpected(l, i, "acquire",
-				    rd.replies[i], "array of 2 integers");
-				rd.results[i] = CONN_PROTOCOL;
-				answered--;
-				continue;
-			}
-			if (rd.replies[i]->element[0]->integer == 1) {
-				held++;
-				fences[i] = rd.replies[i]->element[1]->integer;
-				if (fences[i] > fence)
-					fence = fences[i];
-			} else {
-				busy++;
-				if (hint == -1 || rd.replies[i]->element[1]->
-				    integer < hint)
-					hint = rd.replies[i]->element[1]->
-					    integer;
-			}
-		}
-		kept = held >= l->quorum ? lock_keep(l, &rd, fences, fence,
-		    cap_ns) : KEEP_UNFENCED;
-		lock_round_free(l, &rd);
-		if (kept == KEEP_OURS) {
-			free(fences);
-			l->fence = fence;
-			l->ttl_ms = ttl_ms;
-			l->acquired_ns = start;
-			l->valid_until_ns = start + clock_ms_to_ns(ttl_ms -
-			    lock_drift_ms(ttl_ms));
-			return (EXIT_OK);
-		}
-		if (kept == KEEP_NOT_REPLICATED) {
-			/* Not safely ours: give it back, fail. */
-			lock_forget_attempt(l);
-			free(fences);
-			return (EXIT_UNAVAILABLE);
-		}
-		if (kept == KEEP_TOO_LATE) {
-			/* Ours, but too late to run anything under it. */
-			lock_too_late(l, start, ttl_ms);
-			lock_forget_attempt(l);
-			log_info("%s; trying again", l->fail.text);
-			now = clock_mono_ns();
-			if (wait_ms == 0 || (deadline_ns > 0 &&
-			    now >= deadline_ns)) {
-				free(fences);
-				if (l->spec.is_fair)
-					lock_leave_queue(l);
-				return (EXIT_UNAVAILABLE);
-			}
-			clock_sleep_ns(clock_ms_to_ns(LOCK_LATE_PAUSE_MS));
-			continue;
-		}
-		/* A partial or doubtful take must not linger anywhere. */
-		if (held > 0 || answered < l->nconns)
-			lock_forget_attempt(l);
-		/*
-		 * A failure when too few servers answered to ever make a
-		 * majority; otherwise the lock is busy (or the vote split):
-		 * wait and try again like any busy lock.
-		 */
-		if (answered < l->quorum) {
-			rc = lock_fail(l, held);
-			free(fences);
-			return (rc);
-		}
-		l->busy_ttl_ms = hint;
-		now = clock_mono_ns();
-		if (wait_ms == 0 || (deadline_ns > 0 && now >= deadline_ns)) {
-			free(fences);
-			if (l->spec.is_fair)
+		if ((kept = lock_attempt(l, &a, start, &at)) == KEEP_OURS)
+			break;
+		if ((rc = lock_not_taken(l, kept, start, &at,
+		    deadline_ns)) != 0) {
+			if (l->spec.is_fair && rc != EXIT_UNAVAILABLE)
 				lock_leave_queue(l);
-			return (EXIT_BUSY);
-		}
-		if ((rc = lock_wait_for_release(l, deadline_ns)) != 0) {
-			free(fences);
+			free(at.fences);
 			return (rc);
 		}
 		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
-			wait_ms = 0;	/* one last attempt at the deadline */
+			l->spec.wait_ms = 0;	/* one last try at the deadline */
 	}
+	free(at.fences);
+	l->fence = at.fence;
+	l->ttl_ms = l->spec.ttl_ms;
+	l->acquired_ns = start;
+	l->valid_until_ns = start + clock_ms_to_ns(l->ttl_ms -
+	    lock_drift_ms(l->ttl_ms));
+	return (EXIT_OK);
 }

@@ -87,6 +87,8 @@ struct lock {
 	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
+	struct lock_holder busy;	/* who held it then, if known */
+	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
@@ -100,6 +102,7 @@ struct lock_round {
 };
 
 /* lock.c */
+void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -126,6 +127,7 @@ lock_close(struct lock *l)
 		free(l->keys[i]);
 	free(l->wake_prefix);
 	freezero_str(l->token);
+	lock_holder_clear(&l->busy);
 	free(l);
 }
 
@@ -182,6 +184,53 @@ size_t
 lock_nservers(const struct lock *l)
 {
 	return (l->nconns);
+}
+
+void
+lock_holder_clear(struct lock_holder *h)
+{
+	free(h->token);
+	free(h->host);
+	free(h->command);
+	memset(h, 0, sizeof(*h));
+}
+
+/*
+ * Who held the lock at the last busy attempt, for messages: "HOST pid P
+ * (COMMAND, since HH:MM:SS, 25s left)", or "another owner" when the holder
+ * left no metadata (a foreign client, or one from before it was kept).
+ */
+void
+lock_describe_holder(const struct lock *l, char *buf, size_t len)
+{
+	const struct lock_holder *h = &l->busy;
+	char		 cmd[96], what[160], part[200], at[16], left[32];
+	struct tm	 tm;
+	time_t		 t = (time_t)(h->since_ms / 1000);
+
+	if (h->host == NULL || h->pid <= 0) {
+		(void)snprintf(buf, len, "another owner");
+		return;
+	}
+	log_sanitize(cmd, sizeof(cmd), h->command != NULL ? h->command : "?",
+	    h->command != NULL ? strlen(h->command) : 1);
+	(void)snprintf(what, sizeof(what), "%s", cmd);
+	if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
+	    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0) {
+		(void)snprintf(part, sizeof(part), "%.150s, since %s", what,
+		    at);
+		memcpy(what, part, sizeof(what));
+		what[sizeof(what) - 1] = '\0';
+	}
+	if (l->busy_ttl_ms > 0) {
+		duration_span(l->busy_ttl_ms, left, sizeof(left));
+		(void)snprintf(part, sizeof(part), "%.150s, %s left", what,
+		    left);
+		memcpy(what, part, sizeof(what));
+		what[sizeof(what) - 1] = '\0';
+	}
+	(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
+	    (long long)h->pid, what);
 }
 
 /* Record a failure: its exit code and its message. */
@@ -385,9 +434,9 @@ lock_unexpected(struct lock *l, size_t i, const char *what,
 }
 
 /*
- * Count release or extend answers (1 done, 0 not held, -1 held by another
- * token): done on a majority is success; "not owner" when enough servers
- * say so that a majority is out of reach; otherwise a failure.
+ * Count release or extend answers (1 or more done, 0 not held, -1 held by
+ * another token): done on a majority is success; "not owner" when enough
+ * servers say so that a majority is out of reach; otherwise a failure.
  */
 static int
 lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
@@ -403,7 +452,7 @@ lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
 			rd->results[i] = CONN_PROTOCOL;
 			continue;
 		}
-		if (rd->replies[i]->integer == 1)
+		if (rd->replies[i]->integer >= 1)
 			done++;
 		else if (rd->replies[i]->integer == 0)
 			gone++;
@@ -445,37 +494,60 @@ lock_release(struct lock *l)
 }
 
 /*
- * Extend to ttl_ms from now, if we still hold the lock on a majority.
- * cap_ns bounds the whole call (a renewal must not outlive the validity).
+ * The TTL an extend set: its answers are the TTL, which the servers agree
+ * on (the one asked for, or the one the lock was taken with).
+ */
+static int64_t
+lock_extended_ttl(const struct lock *l, const struct lock_round *rd)
+{
+	size_t i;
+
+	for (i = 0; i < l->nconns; i++)
+		if (rd->results[i] == CONN_OK &&
+		    rd->replies[i]->type == REDIS_REPLY_INTEGER &&
+		    rd->replies[i]->integer >= LOCK_MIN_TTL_MS)
+			return (rd->replies[i]->integer);
+	return (DEFAULT_TTL_MS);
+}
+
+/*
+ * Extend to ttl_ms from now, if we still hold the lock on a majority;
+ * ttl_ms 0 is the TTL the lock was taken with.  cap_ns bounds the whole
+ * call (a renewal must not outlive the validity).
  */
 int
 lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
 	struct lock_round	 rd;
-	const char		*argv[3];
-	char			 ttl[32];
+	const char		*argv[4];
+	char			 ttl[32], dflt[32];
 	int64_t			 start = clock_mono_ns(), own_cap;
 	int			 rc;
 
 	/* Nothing may outlast the validity this extension would give. */
-	own_cap = lock_cap_ns(start, ttl_ms);
-	if (cap_ns == 0 || own_cap < cap_ns)
+	own_cap = lock_cap_ns(start, ttl_ms > 0 ? ttl_ms : LOCK_MIN_TTL_MS);
+	if (ttl_ms > 0 && (cap_ns == 0 || own_cap < cap_ns))
 		cap_ns = own_cap;
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	(void)snprintf(dflt, sizeof(dflt), "%d", DEFAULT_TTL_MS);
 	argv[0] = l->token;
 	argv[1] = ttl;
 	argv[2] = l->limit_arg;
+	argv[3] = dflt;
 	/*
 	 * Every answer counted came before cap_ns (the poll loop's deadlines
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call(l, l->scripts->extend, 3, 3, argv, NULL, cap_ns, &rd);
+	(void)lock_call(l, l->scripts->extend, 3, 4, argv, NULL, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
+	if (rc == EXIT_OK && ttl_ms == 0)
+		ttl_ms = lock_extended_ttl(l, &rd);
 	lock_round_free(l, &rd);
 	if (rc == EXIT_OK) {
 		l->fail.text[0] = '\0';
-		if (lock_wait_replicas(l, cap_ns) == -1)
+		if (lock_wait_replicas(l, cap_ns > 0 ? cap_ns :
+		    lock_cap_ns(start, ttl_ms)) == -1)
 			rc = EXIT_UNAVAILABLE;
 	}
 	if (rc == EXIT_OK) {

@@ -169,6 +169,7 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 
 	switch (ch) {
 	case OPT_TTL:
+		a->ttl_given = 1;
 		return (options_ttl(arg, &a->ttl_ms));
 	case OPT_NONBLOCK:
 		seen->have_n = 1;

@@ -81,6 +81,7 @@ char	*url_redact(const char *);
 /* duration.c */
 int	 duration_parse(const char *, int64_t *, const char **);
 void	 duration_format(int64_t, char *, size_t);
+void	 duration_span(int64_t, char *, size_t);
 
 /* number.c */
 int	 number_parse(const char *, long long, long long, long long *,
@@ -166,6 +167,7 @@ struct global_opts {
 struct cmd_args {
 	const char	 *key;
 	int64_t		  ttl_ms;
+	int		  ttl_given;	/* -t: extend keeps the TTL without */
 	int64_t		  wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
 	int		  conflict_code;
 	const char	 *token;
@@ -412,6 +414,7 @@ int64_t	 lock_ttl_ms(const struct lock *);
 int64_t	 lock_acquired_ns(const struct lock *);
 int64_t	 lock_valid_until_ns(const struct lock *);
 int	 lock_not_owner(const struct lock *);
+void	 lock_describe_holder(const struct lock *, char *, size_t);
 size_t	 lock_nservers(const struct lock *);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);

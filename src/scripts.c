@@ -26,23 +26,31 @@ struct script {
 	int		 token_arg;	/* ARGV[n] is the token; 0: none */
 };
 
-static struct script script_acquire = { "acquire", lua_acquire, SHA_ACQUIRE,
-    1 };
-static struct script script_leave = { "leave", lua_leave, SHA_LEAVE, 1 };
-static struct script script_release = { "release", lua_release, SHA_RELEASE,
-    1 };
-static struct script script_extend = { "extend", lua_extend, SHA_EXTEND, 1 };
-static struct script script_status = { "status", lua_status, SHA_STATUS, 0 };
-static struct script script_raise_fence = { "raise_fence", lua_raise_fence,
-    SHA_RAISE_FENCE, 1 };
+/* ARGV[1] is the token in every script but status, which takes none. */
+#define SCRIPT(name, body, token_arg) \
+	static struct script script_##name = { #name, body, SHA_##name, \
+	    token_arg }
+
+SCRIPT(LEAVE, lua_leave, 1);
+SCRIPT(MUTEX_ACQUIRE, lua_mutex_acquire, 1);
+SCRIPT(MUTEX_RELEASE, lua_mutex_release, 1);
+SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
+SCRIPT(MUTEX_STATUS, lua_mutex_status, 0);
+SCRIPT(MUTEX_RAISE_FENCE, lua_mutex_raise_fence, 1);
+SCRIPT(SEMAPHORE_ACQUIRE, lua_semaphore_acquire, 1);
+SCRIPT(SEMAPHORE_RELEASE, lua_semaphore_release, 1);
+SCRIPT(SEMAPHORE_EXTEND, lua_semaphore_extend, 1);
+SCRIPT(SEMAPHORE_STATUS, lua_semaphore_status, 0);
+SCRIPT(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence, 1);
 
 const struct lock_scripts scripts_mutex = {
-	&script_acquire, &script_release, &script_extend, &script_status,
-	&script_raise_fence, &script_leave
+	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
+	&script_MUTEX_STATUS, &script_MUTEX_RAISE_FENCE, &script_LEAVE
 };
 const struct lock_scripts scripts_semaphore = {
-	&script_acquire, &script_release, &script_extend, &script_status,
-	&script_raise_fence, &script_leave
+	&script_SEMAPHORE_ACQUIRE, &script_SEMAPHORE_RELEASE,
+	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
+	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE
 };
 
 /*

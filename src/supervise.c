@@ -89,7 +89,6 @@ static void	 supervise_release(struct supervisor *);
 static void	 supervise_release_failed(struct supervisor *, int);
 static void	 supervise_unblock(struct supervisor *);
 static void	 supervise_audit(const struct supervisor *);
-static void	 supervise_span(int64_t, char *, size_t);
 
 void
 supervise_ignore_sigpipe(void)
@@ -563,8 +562,8 @@ supervise_audit(const struct supervisor *s)
 {
 	char	waited[32], held[32], how[64];
 
-	supervise_span(s->opts->waited_ms, waited, sizeof(waited));
-	supervise_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
+	duration_span(s->opts->waited_ms, waited, sizeof(waited));
+	duration_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
 	    1000000, held, sizeof(held));
 	if (s->code_sig != 0)
 		(void)snprintf(how, sizeof(how), "killed by SIG%s",
@@ -574,23 +573,4 @@ supervise_audit(const struct supervisor *s)
 	log_audit("run '%s' done: fence %lld, waited %s, held %s, %s%s",
 	    lock_name(s->lock), (long long)lock_fence(s->lock), waited, held,
 	    how, s->is_lost ? ", lock lost" : "");
-}
-
-/* 250ms, 1.2s, 3m2s, 2h5m: a span as people read it in a log. */
-static void
-supervise_span(int64_t ms, char *buf, size_t len)
-{
-	if (ms < 0)
-		ms = 0;
-	if (ms < 1000)
-		(void)snprintf(buf, len, "%lldms", (long long)ms);
-	else if (ms < 60000)
-		(void)snprintf(buf, len, "%lld.%llds", (long long)(ms / 1000),
-		    (long long)(ms % 1000 / 100));
-	else if (ms < 3600000)
-		(void)snprintf(buf, len, "%lldm%llds",
-		    (long long)(ms / 60000), (long long)(ms / 1000 % 60));
-	else
-		(void)snprintf(buf, len, "%lldh%lldm",
-		    (long long)(ms / 3600000), (long long)(ms / 60000 % 60));
 }

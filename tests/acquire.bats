@@ -77,7 +77,7 @@ script_calls() {
 	run --separate-stderr redlock-cli acquire k -n
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	[ "$(rcli main GET k)" = "$held" ]
 }
 
@@ -97,11 +97,11 @@ script_calls() {
 	run --separate-stderr redlock-cli acquire k -n -E 7
 	assert_failure 7
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	run --separate-stderr redlock-cli acquire k -n --conflict-exit-code 0
 	assert_success
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 }
 
 @test "acquire -w 300ms waits about 300ms, then exits 1" {
@@ -113,8 +113,7 @@ script_calls() {
 	end=$(now_ms)
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line \
-	    "redlock-cli: lock 'k' is still held by another owner after 300ms"
+	assert_busy_line k 300ms
 	((end - start >= 300)) || fail "gave up after $((end - start))ms"
 	((end - start < 1500)) || fail "gave up after $((end - start))ms"
 }
@@ -128,7 +127,7 @@ script_calls() {
 	end=$(now_ms)
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	((end - start < 500)) || fail "took $((end - start))ms"
 }
 
@@ -257,7 +256,7 @@ script_calls() {
 	run --separate-stderr redlock-cli acquire k --token mine -n
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	[ "$(rcli main GET k)" = "$held" ]
 }
 
@@ -320,7 +319,7 @@ script_calls() {
 	run -0 redlock-cli acquire k --json
 	[ "$(rcli main HGET '{k}:meta' token)" = "$(json_field token | tr -d '"')" ]
 	[ "$(rcli main HGET '{k}:meta' fence)" = 2 ]
-	[ "$(rcli main HLEN '{k}:meta')" = 6 ]
+	[ "$(rcli main HLEN '{k}:meta')" = 7 ]
 }
 
 @test "companion keys of a key with a hash tag use that tag" {
@@ -413,7 +412,7 @@ script_calls() {
 	assert_output ''
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] ||
 	    fail "stderr has several lines: $stderr"
-	assert_stderr_line "redlock-cli: lock 'a?b' is held by another owner"
+	assert_busy_line "a?b"
 }
 
 @test "acquire -v says what it did on stderr, the token alone on stdout" {

@@ -225,7 +225,6 @@ check_bad() {
 	for v in 100ms:100ms 0.2:200ms 0.25s:250ms; do
 		run --separate-stderr redlock-cli acquire k -w "${v%%:*}"
 		[ "$status" -eq 1 ] || fail "-w ${v%%:*}: exit $status"
-		assert_stderr_line \
-		    "redlock-cli: lock 'k' is still held by another owner after ${v#*:}"
+		assert_busy_line k "${v#*:}"
 	done
 }

@@ -50,13 +50,47 @@ setup() {
 	((t > 0 && t <= 500)) || fail "PTTL $t"
 }
 
-@test "extend without -t sets the TTL to the default 30s" {
-	run -0 redlock-cli acquire k -t 2s
-	run --separate-stderr redlock-cli extend k --token "$output"
+@test "extend without -t keeps the TTL the lock was taken with" {
+	run -0 redlock-cli acquire k -t 5m
+	local token=$output
+	rcli main PEXPIRE k 2000 >/dev/null
+	run --separate-stderr redlock-cli -v extend k --token "$token"
 	assert_success
+	assert_stderr_line "redlock-cli: extended lock 'k' to 5m"
+	local t
+	t=$(pttl k)
+	((t > 299000 && t <= 300000)) || fail "PTTL $t"
+}
+
+@test "extend without -t keeps a semaphore slot's own TTL" {
+	run -0 redlock-cli acquire k -t 2m --limit 2
+	local token=$output
+	run -0 redlock-cli acquire k -t 5s --limit 2
+	run --separate-stderr redlock-cli -v extend k --limit 2 --token "$token"
+	assert_success
+	assert_stderr_line "redlock-cli: extended lock 'k' to 2m"
+	local t
+	t=$(rcli main ZSCORE k "$token")
+	((t > $(now_ms) + 110000)) || fail "slot expires at $t"
+}
+
+@test "extend without -t of a lock taken by another client gets the default 30s" {
+	rcli main SET k foreign PX 2000 >/dev/null
+	run --separate-stderr redlock-cli -v extend k --token foreign
+	assert_success
+	assert_stderr_line "redlock-cli: extended lock 'k' to 30s"
 	local t
 	t=$(pttl k)
 	((t > 29000 && t <= 30000)) || fail "PTTL $t"
+}
+
+@test "extend -t sets the TTL it is given" {
+	run -0 redlock-cli acquire k -t 5m
+	run --separate-stderr redlock-cli extend k --token "$output" -t 10s
+	assert_success
+	local t
+	t=$(pttl k)
+	((t > 9000 && t <= 10000)) || fail "PTTL $t"
 }
 
 @test "an extended lock outlives its original TTL" {

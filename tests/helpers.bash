@@ -230,6 +230,24 @@ assert_stderr_line() {
 	fi
 }
 
+# assert_busy_line KEY [WAITED]: $stderr has the busy message of lock KEY
+# that names its redlock-cli holder: "is held by HOST pid P (COMMAND,
+# since HH:MM:SS, 25s left)", or with WAITED "is still held by ... after
+# WAITED".
+assert_busy_line() {
+	local key re
+	key=$(printf '%s' "$1" | sed 's/[][\\.*^$?+(){}|/]/\\&/g')
+	re="^redlock-cli: lock '$key' is held by [^ ]+ pid [0-9]+ \(.*\)\$"
+	if [[ $# -gt 1 ]]; then
+		re="^redlock-cli: lock '$key' is still held by [^ ]+ pid [0-9]+"
+		re+=" \(.*\) after $2\$"
+	fi
+	if ! printf '%s\n' "$stderr" | grep -qE -- "$re"; then
+		printf 'expected a busy line naming the holder of %s\n%s\n%s\n' \
+		    "$1" "actual stderr:" "$stderr" | fail
+	fi
+}
+
 # --- shared by several test files --------------------------------------
 
 # now_ms: the wall clock in milliseconds.

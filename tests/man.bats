@@ -193,8 +193,8 @@ synopsis_options() {
 @test "the messages the man page quotes are those in src" {
 	local phrase missing=""
 	for phrase in \
-	    "is held by another owner" \
-	    "is still held by another owner after" \
+	    "is held by " \
+	    "is still held by " \
 	    "has no free slot (limit" \
 	    "still has no free slot (limit" \
 	    "is a mutex: it cannot be used with --limit" \

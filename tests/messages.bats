@@ -24,6 +24,11 @@ teardown_file() {
 setup() {
 	unset REDLOCK_USER REDLOCK_PASSWORD REDISCLI_AUTH
 	redis_flush open
+	BG_PIDS=()
+}
+
+teardown() {
+	stop_bg_jobs
 }
 
 @test "a password in the URL to a server that has none: exit 77, one line saying to drop it" {
@@ -61,7 +66,7 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 6 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake 01234567\\.\\.\\. 30000 "
 	run --separate-stderr redlock-cli -v -v -u "$u" extend k --token "$TOKEN"
 	assert_success
-	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 3 k \\{k\\}:fence \\{k\\}:meta 01234567\\.\\.\\. 30000 0\$"
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 3 k \\{k\\}:fence \\{k\\}:meta 01234567\\.\\.\\. 0 0 30000\$"
 	local all=$stderr
 	run --separate-stderr redlock-cli -v -v -u "$u" release k --token "$TOKEN"
 	assert_success
@@ -88,4 +93,50 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	assert_stderr_line "redlock-cli: $u: > AUTH ***"
 	commands | grep -qE "^redlock-cli: $u: > EVALSHA [0-9a-f]{40} 3 k \\{k\\}:fence \\{k\\}:meta 0 1000\$"
 	[[ $stderr != *msg-s3cret-pw* ]]
+}
+
+# --- the holder, named (issue 18) ---------------------------------------
+
+@test "a busy lock names its holder: host, pid, command, since and time left" {
+	local u="redis://127.0.0.1:$OPEN_PORT" since
+	start_bg holder -u "$u" run k -t 30s -- sleep 30
+	wait_until key_exists open k
+	since=$(date -d "@$(($(rcli open HGET '{k}:meta' since) / 1000))" +%H:%M:%S)
+	run --separate-stderr redlock-cli -u "$u" acquire k -n
+	assert_failure 1
+	assert_output ''
+	[[ $stderr =~ ^"redlock-cli: lock 'k' is held by $(hostname) pid "([0-9]+)" (sleep 30, since $since, "(2[0-9]|30)(\.[0-9])?"s left)"$ ]] ||
+	    fail "stderr: $stderr"
+	assert_equal "${BASH_REMATCH[1]}" "$(rcli open HGET '{k}:meta' pid)"
+	stop_bg_jobs
+}
+
+@test "a lock set by another client is held by 'another owner'" {
+	rcli open SET k foreign PX 30000 >/dev/null
+	run --separate-stderr redlock-cli -u "redis://127.0.0.1:$OPEN_PORT" \
+	    acquire k -w 100ms
+	assert_failure 1
+	assert_equal "$stderr" \
+	    "redlock-cli: lock 'k' is still held by another owner after 100ms"
+}
+
+@test "-v: a waiter says who holds the lock once, and again when the holder changes" {
+	local u="redis://127.0.0.1:$OPEN_PORT"
+	run -0 redlock-cli -u "$u" acquire k -t 30s
+	start_bg waiter -v -u "$u" acquire k -w 2s
+	sleep 0.6
+	# Another holder takes over (as after an expiry), and a release's
+	# wake-up makes the waiter look again.
+	rcli open SET k other-token XX KEEPTTL >/dev/null
+	rcli open HSET '{k}:meta' token other-token host web2 pid 4242 \
+	    command 'second holder' >/dev/null
+	rcli open ZADD '{k}:wake' 0 go >/dev/null
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 1
+	run grep -c "^redlock-cli: waiting for lock 'k', held by " "$BATS_TEST_TMPDIR/waiter.err"
+	assert_output 2
+	run grep "^redlock-cli: waiting for lock 'k', held by " "$BATS_TEST_TMPDIR/waiter.err"
+	[[ ${lines[0]} == *" held by $(hostname) pid "* ]] || fail "${lines[0]}"
+	[[ ${lines[1]} == "redlock-cli: waiting for lock 'k', held by web2 pid 4242 (second holder, since "*" left)" ]] ||
+	    fail "${lines[1]}"
 }

@@ -158,7 +158,7 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	run --separate-stderr redlock-cli run k -n -- touch "$marker"
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	[ ! -e "$marker" ]
 	touch "$go"
 	wait_bg "$BG_PID"
@@ -172,7 +172,7 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	run --separate-stderr redlock-cli run k -n -E 5 -- touch "$marker"
 	assert_failure 5
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	[ ! -e "$marker" ]
 	touch "$go"
 	wait_bg "$BG_PID"
@@ -276,7 +276,7 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	# Still held by us: another run cannot get it.
 	run --separate-stderr redlock-cli run k -n -- true
 	assert_failure 1
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line "k"
 	wait_until key_gone main k
 	gone_at=$(now_ms)
 	[ $(( gone_at - done_at )) -ge 1000 ]

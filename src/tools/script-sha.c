@@ -15,12 +15,9 @@ static const struct {
 	const char	*name;
 	const char	*body;
 } scripts[] = {
-	{ "ACQUIRE", lua_acquire },
-	{ "LEAVE", lua_leave },
-	{ "RELEASE", lua_release },
-	{ "EXTEND", lua_extend },
-	{ "STATUS", lua_status },
-	{ "RAISE_FENCE", lua_raise_fence },
+#define SCRIPT_ROW(name, body) { #name, body },
+	LOCK_SCRIPTS(SCRIPT_ROW)
+#undef SCRIPT_ROW
 };
 
 int
