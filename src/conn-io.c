@@ -252,8 +252,7 @@ conn_send(struct conn *c)
 	} else
 		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 		    c->block_ns;
-	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
-		c->deadline_ns = c->cap_ns;
+	c->deadline_ns = clock_sooner(c->deadline_ns, c->cap_ns);
 	if (c->dial == &c->ask.url) {
 		conn_append(c, 1, av, al);
 		c->setup[c->nsetup++] = SETUP_ASKING;
@@ -482,8 +481,12 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
     redisReply **replies, int *results)
 {
 	struct pollfd	*pfd;
+	struct timespec	 ts;
 	size_t		 i, active, answered;
 	int64_t		 now, wait_ns;
+	/* While a blocking command waits, the caller's signals may end us. */
+	const sigset_t	*mask = block_ns > 0 && n > 0 ?
+			     cs[0]->conf.wait_mask : NULL;
 
 	pfd = xcalloc(n, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
@@ -509,7 +512,11 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		if (active == 0)
 			break;
 		/* Round up so that we never wake just before a deadline. */
-		if (poll(pfd, n, (int)((wait_ns + 999999) / 1000000)) == -1) {
+		if (wait_ns >= 0)
+			wait_ns = (wait_ns + 999999) / 1000000 * 1000000;
+		ts.tv_sec = wait_ns / 1000000000;
+		ts.tv_nsec = wait_ns % 1000000000;
+		if (ppoll(pfd, n, wait_ns >= 0 ? &ts : NULL, mask) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal(EXIT_UNAVAILABLE, "poll");

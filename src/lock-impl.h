@@ -63,7 +63,7 @@ void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 struct lock_failure {
 	int		 code;		/* 0: none */
 	int		 type_clash;	/* exit code if the key's type is wrong */
-	char		 text[512];
+	char		 text[1024];
 };
 
 struct lock {

@@ -23,6 +23,8 @@ static int	 status_parse(struct lock *, size_t, const redisReply *,
 		     struct lock_view *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static void	 lock_holders_free(struct lock_holder *, size_t);
+static size_t	 status_count(const struct lock_state *, size_t, const char *);
+static void	 status_majority(const struct lock *, struct lock_state *);
 
 static char *
 status_str(const redisReply *r)
@@ -164,6 +166,42 @@ status_copy(struct lock_holder *dst, const struct lock_holder *src)
 	dst->command = src->command != NULL ? xstrdup(src->command) : NULL;
 }
 
+/* How many servers' views list token among their holders. */
+static size_t
+status_count(const struct lock_state *st, size_t from, const char *token)
+{
+	size_t i, j, count = 0;
+
+	for (i = from; i < st->nviews; i++)
+		for (j = 0; j < st->views[i].nholders; j++)
+			if (strcmp(st->views[i].holders[j].token, token) == 0)
+				count++;
+	return (count);
+}
+
+/* The holders: those whose token a majority of the servers sees. */
+static void
+status_majority(const struct lock *l, struct lock_state *st)
+{
+	const struct lock_holder	*h;
+	size_t				 i, j, k;
+
+	for (i = 0; i < st->nviews; i++) {
+		for (j = 0; j < st->views[i].nholders; j++) {
+			h = &st->views[i].holders[j];
+			for (k = 0; k < st->nholders; k++)
+				if (strcmp(st->holders[k].token, h->token) == 0)
+					break;
+			if (k < st->nholders ||
+			    status_count(st, i, h->token) < l->quorum)
+				continue;
+			st->holders = xreallocarray(st->holders,
+			    st->nholders + 1, sizeof(*st->holders));
+			status_copy(&st->holders[st->nholders++], h);
+		}
+	}
+}
+
 /*
  * Who holds l: st->holders gets the holders found on a majority of the
  * servers (none when free; with one server, whoever holds it there), and
@@ -177,9 +215,8 @@ lock_status(struct lock *l, struct lock_state *st)
 	struct lock_round	 rd;
 	struct lock_view	*vs;
 	const char		*argv[2];
-	size_t			 i, j, k, m, count, answered = 0;
+	size_t			 i, answered = 0;
 	char			 listed[32];
-	struct lock_holder	*hs, *h;
 
 	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
@@ -204,34 +241,7 @@ lock_status(struct lock *l, struct lock_state *st)
 	st->nviews = l->nconns;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
-	/* A holder counts where a majority sees the same token. */
-	hs = NULL;
-	m = 0;
-	for (i = 0; i < l->nconns; i++) {
-		for (j = 0; j < vs[i].nholders; j++) {
-			h = &vs[i].holders[j];
-			for (k = 0; k < m; k++)
-				if (strcmp(hs[k].token, h->token) == 0)
-					break;
-			if (k < m)
-				continue;
-			count = 0;
-			for (k = i; k < l->nconns; k++) {
-				size_t x;
-
-				for (x = 0; x < vs[k].nholders; x++)
-					if (strcmp(vs[k].holders[x].token,
-					    h->token) == 0)
-						count++;
-			}
-			if (count < l->quorum)
-				continue;
-			hs = xreallocarray(hs, m + 1, sizeof(*hs));
-			status_copy(&hs[m++], h);
-		}
-	}
-	st->holders = hs;
-	st->nholders = m;
+	status_majority(l, st);
 	return (EXIT_OK);
 }
 

@@ -30,22 +30,6 @@
 #define LOCK_POLL_MS		50	/* servers without a usable BZPOPMIN */
 
 /*
- * While merely waiting, no lock is ours: the signals that end us, held by
- * acquire and run (endsig.c), may do so.  Called with on = 1 before the
- * wait, on = 0 after it.
- */
-static void
-lock_wait_unheld(const struct lock *l, int on, sigset_t *held)
-{
-	if (l->spec.wait_mask == NULL)
-		return;
-	if (on)
-		(void)sigprocmask(SIG_SETMASK, l->spec.wait_mask, held);
-	else
-		(void)sigprocmask(SIG_SETMASK, held, NULL);
-}
-
-/*
  * Block until the holder releases (BZPOPMIN on the wake key), the holder's
  * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
  * Returns 0 to attempt again, or the exit code of a failure.
@@ -62,7 +46,6 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 			     LOCK_FALLBACK_POLL_MS;
 	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
 	int		 is_exact = 0;
-	sigset_t	 held;
 
 	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
 	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
@@ -80,9 +63,10 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	if (block_ms <= 0)
 		return (0);
 	if (l->cannot_block) {
-		lock_wait_unheld(l, 1, &held);
-		clock_sleep_ns(clock_ms_to_ns(block_ms));
-		lock_wait_unheld(l, 0, &held);
+		/* While merely waiting, no lock is ours: the signals that
+		 * end us, held by acquire and run (endsig.c), may do so. */
+		clock_sleep_masked_ns(clock_ms_to_ns(block_ms),
+		    l->spec.wait_mask);
 		return (0);
 	}
 	(void)snprintf(timeout, sizeof(timeout), "%.3f",
@@ -110,10 +94,10 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	/* On every server at once; the first wake-up is enough. */
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
-	lock_wait_unheld(l, 1, &held);
+	/* The poll loop lets the signals of spec.wait_mask end us meanwhile
+	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
-	lock_wait_unheld(l, 0, &held);
 	free(own);
 	rc = -1;
 	for (i = 0; i < l->nconns; i++) {

@@ -91,6 +91,8 @@ int	 number_parse(const char *, long long, long long, long long *,
 int64_t	 clock_mono_ns(void);
 int64_t	 clock_wall_ms(void);
 void	 clock_sleep_ns(int64_t);
+void	 clock_sleep_masked_ns(int64_t, const sigset_t *);
+int64_t	 clock_sooner(int64_t, int64_t);
 int64_t	 clock_ms_to_ns(int64_t);
 
 /* token.c */
@@ -327,6 +329,9 @@ struct conn_config {
 	const char	*password_from;	/* where password came from (NULL:
 					 * --password-file or the environment) */
 	int		 use_tls;	/* --tls: every connection */
+	/* the signal mask while a blocking command (BZPOPMIN) waits: no
+	 * lock is ours then, so the signals that end us may (NULL: ours) */
+	const sigset_t	*wait_mask;
 };
 struct conn;
 struct conn *conn_new(const struct redis_url *, const struct conn_config *);
