@@ -98,7 +98,7 @@ $(B)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The scripts' SHA-1s for EVALSHA, computed once here rather than by every
-# process at start-up (where hashing 2 KB of Lua was a fifth of the work).
+# process at start-up (bench/README.md says what that cost).
 # The same for every build, so it stays in src/ whatever BUILDDIR is; made
 # by the build machine's compiler, since it runs here.
 SHATOOL	= src/tools/script-sha

@@ -3,7 +3,33 @@
  * redlock-cli: a distributed lock for shell scripts, on Redis.
  *
  * The one project header.  Each section below is the public interface of
- * one source file; everything not declared here is static in its file.
+ * one source file or module; everything not declared here is static in its
+ * file, or private to its module behind the module's own header.
+ *
+ * The map, top down; each layer calls only the ones below it:
+ *   main.c            argv to a command: options, then the command's exec
+ *   cmd.c, cmd-*.c    the command table and one file per verb; help.c and
+ *                     cmd-help.c print help from the tables
+ *   options*.c        options from the table (options-impl.h), checked
+ *                     with the one integer parser (number.c); settings.c
+ *                     adds the environment, URLs and the password
+ *   supervise*.c      run's job: the supervisor in phases (start, hold,
+ *                     drain, lose, release), the guardian process and the
+ *                     process tree (supervise-impl.h)
+ *   lock*.c           the lock protocol: lock.c opens a lock from a struct
+ *                     lock_spec and fans each operation out to every
+ *                     server; lock-acquire.c, lock-wait.c, lock-status.c
+ *                     (private: lock-impl.h)
+ *   scripts.c         the Lua scripts, one per purpose and mode, put
+ *                     together at build time (scripts-lua.h,
+ *                     scripts-mutex.h, scripts-semaphore.h; their SHA-1s
+ *                     in scripts-sha.h, written by src/tools/script-sha.c)
+ *   conn*.c           the only owner of sockets and the only place that
+ *                     starts I/O (conn-io.c): connect, TLS (tls.c), name
+ *                     lookups, Sentinel and Cluster as states of one poll
+ *                     loop, reply bounds (private: conn-impl.h)
+ *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,
+ *   signame.c, endsig.c, json.c, sha1.c: small parts with no state
  */
 
 #ifndef REDLOCK_H
