@@ -154,6 +154,7 @@ struct conn {
 	const size_t		*alt_lens;
 	int			 is_fallback;	/* alt_* went out */
 	int			 secret_arg;	/* -v -v shows it shortened */
+	size_t			 secret_from;	/* from this byte of it on */
 	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;	/* TCP, then TLS handshake */
 	int			 is_silent;	/* nothing read on it yet */

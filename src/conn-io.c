@@ -17,6 +17,8 @@
 
 static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
+static void	 conn_log_secret(const struct conn *, char *, size_t,
+		     const char *, size_t);
 static void	 conn_log_command(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_begin(struct conn *, int, const char **,
@@ -54,6 +56,19 @@ conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
 	redisFreeCommand(cmd);
 }
 
+/* A secret argument, for -v -v: its public start, then the secret cut. */
+static void
+conn_log_secret(const struct conn *c, char *dst, size_t dstlen,
+    const char *arg, size_t len)
+{
+	size_t from = c->secret_from < len ? c->secret_from : 0;
+	size_t used;
+
+	log_sanitize(dst, dstlen, arg, from);
+	used = strlen(dst);
+	log_shorten(dst + used, dstlen - used, arg + from, len - from);
+}
+
 static void
 conn_log_command(struct conn *c, int argc, const char **argv,
     const size_t *lens)
@@ -67,7 +82,7 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
 		if (i == c->secret_arg)
-			log_shorten(arg, sizeof(arg), argv[i], lens[i]);
+			conn_log_secret(c, arg, sizeof(arg), argv[i], lens[i]);
 		else
 			/* Script bodies are long and secret-free: show their
 			 * start. */
@@ -533,6 +548,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		cs[i]->block_ns = 0;
 		cs[i]->alt_argc = 0;
 		cs[i]->secret_arg = 0;
+		cs[i]->secret_from = 0;
 	}
 	free(pfd);
 }

@@ -94,6 +94,9 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	/* On every server at once; the first wake-up is enough. */
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
+	/* A fair waiter's own wake key ends with its token: -v -v cuts it. */
+	for (i = 0; own != NULL && i < l->nconns; i++)
+		conn_set_secret(l->conns[i], 1, l->wake_prefix_len);
 	/* The poll loop lets the signals of spec.wait_mask end us meanwhile
 	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,

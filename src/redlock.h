@@ -366,7 +366,7 @@ void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
-void	 conn_set_secret(struct conn *, int);
+void	 conn_set_secret(struct conn *, int, size_t);
 int	 conn_exit_code(int);
 const char *conn_hiredis_version(void);
 struct redisReply;

@@ -95,7 +95,7 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	for (i = 0; i < n; i++) {
 		conn_set_fallback(cs[i], argc, eval, evall);
 		conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
-		    s->token_arg : 0);
+		    s->token_arg : 0, 0);
 	}
 	conn_command_many(cs, n, n, argc, argv, argl, 0, cap_ns, replies,
 	    results);

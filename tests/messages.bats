@@ -140,3 +140,14 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	[[ ${lines[1]} == "redlock-cli: waiting for lock 'k', held by web2 pid 4242 (second holder, since "*" left)" ]] ||
 	    fail "${lines[1]}"
 }
+
+@test "-v -v of a fair waiter shows its own wake key with the token cut" {
+	local u="redis://127.0.0.1:$OPEN_PORT"
+	run -0 redlock-cli -u "$u" acquire k -t 30s
+	run --separate-stderr redlock-cli -v -v -u "$u" acquire k --fair \
+	    --token "$TOKEN" -w 300ms
+	assert_failure 1
+	printf '%s\n' "$stderr" | grep -qF "> BZPOPMIN {k}:wake:01234567... " ||
+	    fail "no BZPOPMIN line with the token cut: $stderr"
+	[[ $stderr != *"$TOKEN"* ]] || fail "the whole token is shown: $stderr"
+}
