@@ -59,6 +59,10 @@
 /* More addresses than any host has; the rest would never be tried. */
 #define CONN_MAX_ADDRS		64
 
+/* What a lookup child may write: CONN_MAX_ADDRS records. */
+#define CONN_LOOKUP_BUF	(CONN_MAX_ADDRS * (sizeof(struct conn_addr_record) + \
+			    sizeof(struct sockaddr_storage)))
+
 /* One address as a lookup child writes it; addrlen bytes follow. */
 struct conn_addr_record {
 	int32_t		family;		/* -1: the lookup failed */
@@ -116,9 +120,9 @@ struct conn {
 	int			 lookup_fd;	/* its pipe */
 	pid_t			 lookup_pid;
 	size_t			 lookup_len;
-	char			 lookup_buf[CONN_MAX_ADDRS *
-				     (sizeof(struct conn_addr_record) +
-				     sizeof(struct sockaddr_storage))];
+	/* its records: CONN_LOOKUP_BUF bytes, allocated by the first lookup
+	 * (a numeric address, the usual case, needs none) */
+	char			*lookup_buf;
 	struct addrinfo		 unix_ai;	/* unix: addr points here */
 	struct sockaddr_un	 unix_sa;
 

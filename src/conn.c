@@ -99,6 +99,7 @@ conn_free(struct conn *c)
 	conn_node_free(&c->ask);
 	free(c->master_host);
 	free(c->out);
+	free(c->lookup_buf);
 	if (c->reply != NULL)
 		freeReplyObject(c->reply);
 	free(c);
