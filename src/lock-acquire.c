@@ -305,7 +305,8 @@ lock_say_waiting(struct lock *l)
 {
 	char	desc[512];
 
-	if (!l->holder_changed)
+	/* Not for nothing: the holder's "since" costs a time zone lookup. */
+	if (!l->holder_changed || log_verbosity < 1)
 		return;
 	l->holder_changed = 0;
 	lock_describe_holder(l, desc, sizeof(desc));
