@@ -182,7 +182,7 @@ lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[2];
+	const char		*argv[3];
 	size_t			 i, answered = 0;
 	char			 listed[32];
 
@@ -190,7 +190,8 @@ lock_status(struct lock *l, struct lock_state *st)
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, 5, 2, argv, NULL, 0, &rd);
+	argv[2] = l->keys[LK_LEASES];
+	(void)lock_call(l, l->scripts->status, 3, 3, argv, NULL, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);

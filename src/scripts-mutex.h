@@ -155,7 +155,9 @@ static const char lua_mutex_force[] =
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
  * (separate reads could mix two holders' data), and how many wait.
- *   KEYS[1..5] as acquire's; ARGV[1] limit, ARGV[2] unused
+ *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] unused, ARGV[3] the
+ *   fair queue's leases (not a KEY: declared, a key that does not exist
+ *   would make a Cluster refuse the call while the slot migrates)
  *   returns mutex_snapshot's reply with the number of waiters added.
  */
 static const char lua_mutex_status[] =
@@ -166,7 +168,7 @@ static const char lua_mutex_status[] =
 	LUA_MUTEX_SNAPSHOT
 	"if mode_check() then return clash() end\n"
 	"local s = mutex_snapshot(KEYS[1], KEYS[3], cur)\n"
-	"s[5] = waiting(KEYS[5], server_now())\n"
+	"s[5] = waiting(ARGV[3], server_now())\n"
 	"return s\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -165,8 +165,8 @@ static const char lua_semaphore_force[] =
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot,
  * and how many wait.
- *   KEYS[1..5] as acquire's; ARGV[1] limit, ARGV[2] how many holders to
- *   list at most
+ *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] how many holders to
+ *   list at most, ARGV[3] the fair queue's leases (as mutex status)
  *   returns semaphore_snapshot's reply with the number of waiters added.
  */
 static const char lua_semaphore_status[] =
@@ -178,7 +178,7 @@ static const char lua_semaphore_status[] =
 	"if mode_check() then return clash() end\n"
 	"local now = server_now()\n"
 	"local s = semaphore_snapshot(KEYS[1], KEYS[3], now, tonumber(ARGV[2]))\n"
-	"s[5] = waiting(KEYS[5], now)\n"
+	"s[5] = waiting(ARGV[3], now)\n"
 	"return s\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

@@ -204,7 +204,6 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 	if (limit > 0)
 		(void)printf("limit: %lld\nholders: %zu\n",
 		    (long long)limit, n + st->unlisted);
-	(void)printf("waiting: %zu\n", st->waiting);
 	for (i = 0; i < n; i++) {
 		if (limit > 0)
 			(void)puts("");
@@ -213,6 +212,10 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 	if (st->unlisted > 0)
 		(void)printf("\n(%zu more holders not listed)\n",
 		    st->unlisted);
+	/* Only when some wait: most locks have nobody queued. */
+	if (st->waiting > 0)
+		(void)printf("%swaiting: %zu\n", limit > 0 ? "\n" : "",
+		    st->waiting);
 	if (st->nviews > 1)
 		status_print_servers(st, 0);
 }
