@@ -22,7 +22,7 @@ const struct cmd_entry cmd_release_entry = {
 	.name = "release",
 	.usage = "KEY [--token TOK | --force] [--limit N]",
 	.summary = "release the lock held by TOK; exit 3 if TOK does not "
-	    "hold it; --force: whoever holds it, exit 1 if nobody",
+	    "hold it",
 	.example = "redlock-cli release deploy --token \"$TOKEN\"",
 	.options = cmd_release_options,
 	.flags = CMD_TAKES_KEY | CMD_TOKEN_FROM_ENV | CMD_NEEDS_SERVER,
