@@ -65,6 +65,7 @@ R FLUSHALL >/dev/null
 echo "== $WAITERS waiters on one key"
 tok=$("$BIN" acquire k -t 60s)
 for i in $(seq 1 "$WAITERS"); do
+	# shellcheck disable=SC2016 # $1 is for the sh -c below
 	"$BIN" run k -t 2s -w 600s -- sh -c 'date +%s%N >>"$1"' sh "$T/ran" \
 	    </dev/null >/dev/null 2>>"$T/err" 3>&- &
 done
