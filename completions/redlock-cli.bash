@@ -5,7 +5,7 @@
 # page; tests/completions.bats checks that the two stay in step.  Works with
 # the bash-completion package and, without it, in plain bash.
 
-_redlock_cli_verbs="acquire release extend run status help"
+_redlock_cli_verbs="acquire release extend run status list help"
 
 _redlock_cli_global="-u --url --user --password-file --no-auth-warning
 	--connect-timeout --io-timeout --wait-replicas --wait-timeout --tls
@@ -34,7 +34,7 @@ _redlock_cli_verb_opts()
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
 		    "--conflict-exit-code --token --limit --fair --json" ;;
 	release)
-		echo "--token --limit" ;;
+		echo "--token --force --limit" ;;
 	extend)
 		echo "--token -t --ttl --limit" ;;
 	run)
@@ -44,6 +44,8 @@ _redlock_cli_verb_opts()
 		    "--min-hold -c --command" ;;
 	status)
 		echo "--limit --json" ;;
+	list)
+		echo "--json" ;;
 	esac
 }
 

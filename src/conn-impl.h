@@ -10,6 +10,7 @@
  * happen next, and conn-io.c does it.  Who calls whom (checked with
  * grep; no file calls one above it, so there is no cycle):
  *
+ *	conn-nodes.c	-> conn-io.c conn-cluster.c conn.c
  *	conn-io.c	-> conn-connect.c conn-reply.c conn-sentinel.c
  *			   conn-cluster.c conn-bounds.c conn.c
  *	conn-connect.c	-> conn-resolve.c conn.c
@@ -205,6 +206,7 @@ enum conn_verdict conn_probe_step(struct conn *);
 
 /* conn-cluster.c */
 enum conn_verdict conn_redirect(struct conn *);
+void	 conn_node_set(struct conn *, struct conn_node *, char *, int);
 
 /* conn-io.c */
 void	 conn_act(struct conn *, enum conn_verdict);

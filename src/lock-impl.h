@@ -32,7 +32,7 @@
  */
 enum lock_key {
 	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
-	LK_FENCE,	/* fence counter, never expires */
+	LK_FENCE,	/* fence counter, expires with the lock + linger */
 	LK_META,	/* holder metadata */
 	LK_QUEUE,	/* --fair: waiters in arrival order */
 	LK_LEASES,	/* --fair: each waiter's lease */
@@ -49,9 +49,11 @@ struct lock_scripts {
 	struct script	*status;
 	struct script	*raise_fence;
 	struct script	*leave;
+	struct script	*force;		/* release --force */
 };
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
+extern struct script *const scripts_list;	/* every mode at once */
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 
@@ -114,6 +116,11 @@ int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
+
+/* lock-status.c */
+int	 lock_view_parse(redisReply *const *, size_t, int, const char *,
+	     struct lock_view *);
+void	 lock_state_majority(struct lock_state *, size_t);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status: who holds a lock (or the slots of a semaphore), from one atomic
- * snapshot taken by the status script.
+ * snapshot taken by the status script; list (lock-list.c) parses the same
+ * snapshots, many in one reply, and takes the majority the same way.
  */
 
 #include <ctype.h>
@@ -19,12 +20,9 @@ static int	 status_is(const redisReply *, const char *, size_t,
 		     const char *);
 static void	 status_meta(struct lock_holder *, const redisReply *,
 		     int);
-static int	 status_parse(struct lock *, size_t, const redisReply *,
-		     struct lock_view *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
-static void	 lock_holders_free(struct lock_holder *, size_t);
-static size_t	 status_count(const struct lock_state *, size_t, const char *);
-static void	 status_majority(const struct lock *, struct lock_state *);
+static size_t	 status_count(const struct lock_view *, size_t, const char *);
+static int	 status_views_differ(const struct lock_state *);
 
 static char *
 status_str(const redisReply *r)
@@ -116,29 +114,33 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 	}
 }
 
-/* Parse one server's status reply into its holders. */
-static int
-status_parse(struct lock *l, size_t idx, const redisReply *r,
-    struct lock_view *v)
+/*
+ * Parse one snapshot of a lock, the n elements {holders, metadata, count,
+ * limit, waiting} of a reply, into v (lock_state_free() or lock_holders_free() frees it);
+ * is_sem: a semaphore's metadata; ours: our token, or NULL.  -1 if it has
+ * not that shape.
+ */
+int
+lock_view_parse(redisReply *const *el, size_t n, int is_sem,
+    const char *ours, struct lock_view *v)
 {
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-	    r->element[0]->type != REDIS_REPLY_ARRAY ||
-	    r->element[1]->type != REDIS_REPLY_ARRAY ||
-	    r->element[2]->type != REDIS_REPLY_INTEGER ||
-	    r->element[2]->integer < (long long)r->element[0]->elements)
-		return (lock_unexpected(l, idx, "status", r,
-		    "array of holders, metadata and count"));
-	list = r->element[0];
+	if (n != 5 || el[0]->type != REDIS_REPLY_ARRAY ||
+	    el[1]->type != REDIS_REPLY_ARRAY ||
+	    el[2]->type != REDIS_REPLY_INTEGER ||
+	    el[3]->type != REDIS_REPLY_INTEGER ||
+	    el[4]->type != REDIS_REPLY_INTEGER || el[4]->integer < 0 ||
+	    el[2]->integer < (long long)el[0]->elements)
+		return (-1);
+	list = el[0];
 	for (i = 0; i < list->elements; i++) {
 		e = list->element[i];
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[1]->type != REDIS_REPLY_INTEGER)
-			return (lock_unexpected(l, idx, "status", r,
-			    "token and TTL for each holder"));
+			return (-1);
 	}
 	v->holders = xcalloc(list->elements, sizeof(*v->holders));
 	for (i = 0; i < list->elements; i++) {
@@ -149,12 +151,14 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 		h->pid = -1;
 		h->token = status_str(e->element[0]);
 		h->ttl_ms = e->element[1]->integer;
-		h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
-		status_meta(h, r->element[1], l->spec.mode == LOCK_SEMAPHORE);
+		h->ours = ours != NULL && strcmp(h->token, ours) == 0;
+		status_meta(h, el[1], is_sem);
 	}
 	v->nholders = list->elements;
-	v->nholding = (size_t)r->element[2]->integer;
-	return (EXIT_OK);
+	v->nholding = (size_t)el[2]->integer;
+	v->limit = el[3]->integer;
+	v->waiting = (size_t)el[4]->integer;
+	return (0);
 }
 
 static void
@@ -164,42 +168,6 @@ status_copy(struct lock_holder *dst, const struct lock_holder *src)
 	dst->token = xstrdup(src->token);
 	dst->host = src->host != NULL ? xstrdup(src->host) : NULL;
 	dst->command = src->command != NULL ? xstrdup(src->command) : NULL;
-}
-
-/* How many servers' views list token among their holders. */
-static size_t
-status_count(const struct lock_state *st, size_t from, const char *token)
-{
-	size_t i, j, count = 0;
-
-	for (i = from; i < st->nviews; i++)
-		for (j = 0; j < st->views[i].nholders; j++)
-			if (strcmp(st->views[i].holders[j].token, token) == 0)
-				count++;
-	return (count);
-}
-
-/* The holders: those whose token a majority of the servers sees. */
-static void
-status_majority(const struct lock *l, struct lock_state *st)
-{
-	const struct lock_holder	*h;
-	size_t				 i, j, k;
-
-	for (i = 0; i < st->nviews; i++) {
-		for (j = 0; j < st->views[i].nholders; j++) {
-			h = &st->views[i].holders[j];
-			for (k = 0; k < st->nholders; k++)
-				if (strcmp(st->holders[k].token, h->token) == 0)
-					break;
-			if (k < st->nholders ||
-			    status_count(st, i, h->token) < l->quorum)
-				continue;
-			st->holders = xreallocarray(st->holders,
-			    st->nholders + 1, sizeof(*st->holders));
-			status_copy(&st->holders[st->nholders++], h);
-		}
-	}
 }
 
 /*
@@ -214,7 +182,7 @@ lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[2];
+	const char		*argv[3];
 	size_t			 i, answered = 0;
 	char			 listed[32];
 
@@ -222,17 +190,23 @@ lock_status(struct lock *l, struct lock_state *st)
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, 3, 2, argv, NULL, 0, &rd);
+	argv[2] = l->keys[LK_LEASES];
+	(void)lock_call(l, l->scripts->status, 3, 3, argv, NULL, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
-		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
+		    rd.replies[i]->type == REDIS_REPLY_ARRAY &&
+		    lock_view_parse(rd.replies[i]->element,
+		    rd.replies[i]->elements, l->spec.mode == LOCK_SEMAPHORE,
+		    l->token, &vs[i]) == 0) {
 			answered++;
-			if (vs[i].nholding - vs[i].nholders > st->unlisted)
-				st->unlisted = vs[i].nholding - vs[i].nholders;
 			continue;
 		}
+		if (rd.results[i] == CONN_OK)
+			(void)lock_unexpected(l, i, "status", rd.replies[i],
+			    "array of holders, metadata, count, limit and "
+			    "waiters");
 		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
 		    conn_error(l->conns[i]));
 	}
@@ -241,11 +215,90 @@ lock_status(struct lock *l, struct lock_state *st)
 	st->nviews = l->nconns;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
-	status_majority(l, st);
+	lock_state_majority(st, l->quorum);
 	return (EXIT_OK);
 }
 
-static void
+/* On how many of the n views token holds. */
+static size_t
+status_count(const struct lock_view *vs, size_t n, const char *token)
+{
+	size_t i, j, count = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < vs[i].nholders; j++)
+			if (strcmp(vs[i].holders[j].token, token) == 0)
+				count++;
+	return (count);
+}
+
+/* Whether the servers that answered tell different stories. */
+static int
+status_views_differ(const struct lock_state *st)
+{
+	const struct lock_view	*vs = st->views;
+	size_t			 i, j, first = st->nviews;
+
+	for (i = 0; i < st->nviews; i++) {
+		if (vs[i].error != NULL)
+			continue;
+		if (first == st->nviews) {
+			first = i;
+			continue;
+		}
+		if (vs[i].nholders != vs[first].nholders)
+			return (1);
+		for (j = 0; j < vs[i].nholders; j++)
+			if (status_count(&vs[first], 1,
+			    vs[i].holders[j].token) == 0)
+				return (1);
+	}
+	return (0);
+}
+
+/*
+ * The majority's view of st->views: the holders whose token a quorum of
+ * the servers sees (none when free; with one server, whoever holds it
+ * there), the number of waiters that a quorum sees at least, the limit,
+ * the holders beyond those listed, and whether the servers disagree.
+ */
+void
+lock_state_majority(struct lock_state *st, size_t quorum)
+{
+	const struct lock_view	*vs = st->views;
+	struct lock_holder	*h;
+	size_t			 i, j, k, above;
+
+	for (i = 0; i < st->nviews; i++) {
+		for (j = 0; j < vs[i].nholders; j++) {
+			h = &vs[i].holders[j];
+			for (k = 0; k < st->nholders; k++)
+				if (strcmp(st->holders[k].token, h->token) == 0)
+					break;
+			if (k < st->nholders || status_count(&vs[i],
+			    st->nviews - i, h->token) < quorum)
+				continue;
+			st->holders = xreallocarray(st->holders,
+			    st->nholders + 1, sizeof(*st->holders));
+			status_copy(&st->holders[st->nholders++], h);
+		}
+		if (vs[i].error != NULL)
+			continue;
+		if (vs[i].nholding - vs[i].nholders > st->unlisted)
+			st->unlisted = vs[i].nholding - vs[i].nholders;
+		/* A value is the majority's if a quorum sees as much. */
+		for (k = 0, above = 0; k < st->nviews; k++)
+			above += vs[k].error == NULL &&
+			    vs[k].waiting >= vs[i].waiting;
+		if (above >= quorum && vs[i].waiting > st->waiting)
+			st->waiting = vs[i].waiting;
+		if (vs[i].limit > st->limit)
+			st->limit = vs[i].limit;
+	}
+	st->disagree = status_views_differ(st);
+}
+
+void
 lock_holders_free(struct lock_holder *hs, size_t n)
 {
 	size_t i;

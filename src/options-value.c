@@ -220,6 +220,9 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_RELEASE_ON_EXIT:
 		a->release_on_exit = 1;
 		return (0);
+	case OPT_FORCE:
+		a->force = 1;
+		return (0);
 	default:
 		return (-1);
 	}

@@ -105,6 +105,8 @@ const struct options_def options_defs[] = {
 	    "first sleep a random time up to DUR", "0" },
 	{ { { "min-hold", required_argument, NULL, OPT_MIN_HOLD }, 0 }, "DUR",
 	    "hold the lock DUR at least, even if CMD ends sooner", "0" },
+	{ { { "force", no_argument, NULL, OPT_FORCE }, 0 }, NULL,
+	    "remove whoever holds KEY (an operator's release)", NULL },
 	{ { { "command", required_argument, NULL, OPT_SHELL_COMMAND }, 0 },
 	    "STRING", "run /bin/sh -c STRING instead of -- CMD", NULL },
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
@@ -353,7 +355,12 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 		log_warnx("%s: --renew must be shorter than the TTL", e->name);
 		return (EXIT_USAGE);
 	}
-	if (a->token == NULL && (e->flags & CMD_TOKEN_FROM_ENV) &&
+	if (a->force && a->token != NULL) {
+		log_warnx("%s: --force and --token cannot be used together",
+		    e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->token == NULL && !a->force && (e->flags & CMD_TOKEN_FROM_ENV) &&
 	    (env = getenv(TOKEN_ENV)) != NULL && *env != '\0')
 		a->token = env;
 	if (a->token != NULL && *a->token == '\0') {

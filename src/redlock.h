@@ -209,6 +209,7 @@ struct cmd_args {
 	int64_t		  limit;	/* --limit N, 0 = mutex */
 	int		  fair;		/* --fair */
 	int		  release_on_exit;	/* run --release-on-exit */
+	int		  force;	/* release --force */
 	const char	 *shell_command;	/* run -c */
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
@@ -278,7 +279,8 @@ enum cmd_option {
 	OPT_SNI,
 	OPT_INSECURE,
 	OPT_USER,
-	OPT_RELEASE_ON_EXIT
+	OPT_RELEASE_ON_EXIT,
+	OPT_FORCE
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);
@@ -372,6 +374,8 @@ const char *conn_hiredis_version(void);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);
+int	 conn_cluster_masters(struct conn *, int64_t, struct conn ***,
+	     size_t *);
 void	 conn_command_many(struct conn **, size_t, size_t, int,
 	     const char **, const size_t *, int64_t, int64_t,
 	     struct redisReply **, int *);
@@ -420,6 +424,8 @@ struct lock_view {
 	struct lock_holder *holders;
 	size_t		    nholders;	/* listed */
 	size_t		    nholding;	/* in all */
+	size_t		    waiting;	/* fair waiters */
+	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 };
 /* what status found */
 struct lock_state {
@@ -428,6 +434,9 @@ struct lock_state {
 	size_t		    unlisted;	/* holders beyond the list */
 	struct lock_view   *views;	/* each server's own answer */
 	size_t		    nviews;
+	size_t		    waiting;	/* fair waiters, seen by a majority */
+	int64_t		    limit;	/* a semaphore's, as stored; 0 */
+	int		    disagree;	/* quorum: the servers' views differ */
 };
 struct lock;
 struct lock *lock_open(const struct global_opts *, const struct lock_spec *);
@@ -436,7 +445,9 @@ int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
 int	 lock_status(struct lock *, struct lock_state *);
+int	 lock_force_release(struct lock *, struct lock_holder **, size_t *);
 void	 lock_state_free(struct lock_state *);
+void	 lock_holders_free(struct lock_holder *, size_t);
 const char *lock_error(const struct lock *);
 const char *lock_name(const struct lock *);
 const char *lock_token(const struct lock *);
@@ -450,6 +461,22 @@ size_t	 lock_nservers(const struct lock *);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
+
+/* lock-list.c: every held lock under the prefix (list) */
+struct lock_entry {
+	char		 *key;		/* without the prefix */
+	int64_t		  limit;	/* 0: a mutex; a semaphore's, or -1 */
+	struct lock_state st;		/* the majority's view */
+};
+struct lock_listing {
+	struct lock_entry *entries;	/* sorted by key */
+	size_t		   n;
+	size_t		   commands;	/* sent, for -v */
+	char		   error[512];
+};
+int	 lock_list(const struct global_opts *, const char *,
+	     struct lock_listing *);
+void	 lock_listing_free(struct lock_listing *);
 
 /* keyslot.c */
 unsigned int keyslot(const char *, size_t);
@@ -470,6 +497,13 @@ int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 
 void	 supervise_ignore_sigpipe(void);
 void	 supervise_restore_sigpipe(void);
+
+/* status-print.c: a lock's state as status and list print it */
+void	 status_print_json(const char *, int64_t, const struct lock_state *);
+void	 status_print_text(const char *, int64_t, const struct lock_state *);
+void	 status_print_token(const char *, char *, size_t);
+void	 status_print_since(int64_t, char *, size_t);
+void	 status_print_entry(const char *, int64_t, const struct lock_state *);
 
 /* json.c */
 void	 json_string(const char *);

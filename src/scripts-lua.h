@@ -14,6 +14,11 @@
  *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
  *   KEYS[6] wake key.
  *
+ * Every key expires (bounded footprint): the lock and a fair queue's keys
+ * with their own TTLs, the fence counter, the metadata and the wake keys
+ * LUA_LINGER_MS after the lock's TTL or the wake-up, so nothing of a name
+ * that nobody holds or waits for is left 10 s after its last TTL.
+ *
  * Every mode defines the same Lua functions, which the shared bodies call:
  *   mode_check()       whether KEYS[1] has the wrong type, without writing
  *   mode_prepare(now)  mode_check(), then drop what has expired
@@ -27,6 +32,7 @@
  *   mode_stored_ttl(token)  the TTL the holder took the lock with
  *   mode_holds(token)  whether token holds a slot
  *   mode_set_fence(token, fence)  the holder's fence, in its metadata
+ *   mode_drop_all()    force: remove every holder, return who they were
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -40,6 +46,13 @@
 	" redis.call('TYPE', KEYS[1]).ok)\n"				\
 	"end\n"
 
+/*
+ * How long the companion keys outlive the lock's TTL (or a wake-up): long
+ * enough for a waiter between its attempt and its BZPOPMIN, and for status
+ * to see the metadata of a lock that has just expired.
+ */
+#define LUA_LINGER_MS	"5000"
+
 /* Server time in ms: one clock for every holder's and waiter's expiry. */
 #define LUA_SERVER_NOW							\
 	"local function server_now()\n"				\
@@ -48,23 +61,51 @@
 	"end\n"
 
 /*
+ * The next fence: one more than the counter, and never less than the
+ * server's time in ms.  The counter expires with the lock (LUA_LINGER_MS
+ * after its TTL), so that a name nobody uses leaves nothing behind; a
+ * counter that starts again then starts from the clock, above every fence
+ * given before, as long as the server's clock has not stepped back by more
+ * than the time the counter was gone.  ttl: the lock's, in ms.
+ */
+#define LUA_NEXT_FENCE							\
+	"local function next_fence(ttl)\n"				\
+	"  local f = (tonumber(redis.call('GET', KEYS[2])) or 0) + 1\n"\
+	"  local now = server_now()\n"					\
+	"  if now > f then f = now end\n"				\
+	"  redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
+	"  return f\n"							\
+	"end\n"
+
+/*
  * Wake one waiter.  The wake key is a sorted set of one member: adding it
  * again is a no-op, so however many releases nobody waited for, the next
  * waiter finds at most one stale wake-up (one spare attempt), and no call
- * is spent keeping it that way.  Like the fence counter it outlives the
- * lock (one small key per lock name).  The head of a fair queue gets a
- * wake key of its own, which expires, since there is one per waiter.
- * ARGV[prefix] is the prefix of the per-waiter wake keys.
+ * is spent keeping it that way.  It expires LUA_LINGER_MS after the last
+ * wake-up: a waiter takes it within a round trip, or blocks on it already.
+ * The head of a fair queue gets a wake key of its own, since there is one
+ * per waiter.  ARGV[prefix] is the prefix of the per-waiter wake keys.
  */
 #define LUA_WAKE(prefix)						\
 	"local function wake_waiters()\n"				\
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
+	"  redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
 	"  local head = redis.call('LINDEX', KEYS[4], 0)\n"		\
 	"  if head then\n"						\
 	"    local k = ARGV[" #prefix "] .. head\n"			\
 	"    redis.call('ZADD', k, 0, 'go')\n"				\
-	"    redis.call('PEXPIRE', k, 10000)\n"				\
+	"    redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"  end\n"							\
+	"end\n"
+
+/*
+ * How many wait in a fair queue: the waiters whose lease (KEYS[5] of the
+ * lock scripts) has not run out.  Waiters without --fair block on the wake
+ * key and are known to nobody, so they are not counted.
+ */
+#define LUA_WAITING							\
+	"local function waiting(leases, now)\n"			\
+	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
 	"end\n"
 
 /*
@@ -106,9 +147,9 @@
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
  *   then that holder's token, host, pid, command and since}.
- * Races closed: the fence is incremented in the same atomic step as the
- * take, so successive holders never see the same or a lower fence, even
- * after an expiry.
+ * Races closed: the fence is taken in the same atomic step as the take
+ * (next_fence), so successive holders never see the same or a lower fence,
+ * even after an expiry.
  */
 #define LUA_ACQUIRE_BODY						\
 	"local token, ttl = ARGV[1], tonumber(ARGV[2])\n"		\
@@ -129,7 +170,7 @@
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
 	"end\n"							\
-	"local f = redis.call('INCR', KEYS[2])\n"			\
+	"local f = next_fence(ttl)\n"					\
 	"mode_take(token, ttl, now, f)\n"				\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
@@ -178,6 +219,7 @@
  * here.  See lock-acquire.c for why that keeps fences strictly increasing.
  *   ARGV[1] token, ARGV[2] fence, ARGV[3] limit
  *   returns 1 when the counter is now at least the fence, 0 if not held.
+ *   The counter set expires with the lock here, as next_fence's does.
  */
 #define LUA_RAISE_FENCE_BODY						\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
@@ -185,10 +227,27 @@
 	"if not mode_holds(ARGV[1]) then return 0 end\n"	\
 	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"\
 	" then\n"							\
-	"  redis.call('SET', KEYS[2], ARGV[2])\n"			\
+	"  redis.call('SET', KEYS[2], ARGV[2], 'PX',"			\
+	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_LINGER_MS ")\n"\
 	"end\n"							\
 	"mode_set_fence(ARGV[1], ARGV[2])\n"				\
 	"return 1\n"
+
+/*
+ * force: an operator's release (release --force): remove every holder,
+ * whoever it is, and wake a waiter.  The fence counter stays (so the
+ * removed holder's late writes are refused by fencing), and so do the
+ * waiters in the queue.
+ *   ARGV[1] prefix of per-waiter wake keys
+ *   returns {{token, host, pid, command, since}, ...}: each holder
+ *   removed ('' where unknown: a foreign client's lock), {} if none.
+ */
+#define LUA_FORCE_BODY							\
+	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
+	"if mode_prepare(now) then return clash() end\n"		\
+	"local removed = mode_drop_all()\n"				\
+	"if #removed > 0 then wake_waiters() end\n"			\
+	"return removed\n"
 
 /*
  * leave: a fair waiter that gives up (-w ran out) leaves the queue now
@@ -203,6 +262,7 @@ static const char lua_leave[] =
 
 #include "scripts-mutex.h"
 #include "scripts-semaphore.h"
+#include "scripts-list.h"
 
 /* Every script, for scripts.c and the hashing tool: X(NAME, body). */
 #define LOCK_SCRIPTS(X)							\
@@ -212,10 +272,13 @@ static const char lua_leave[] =
 	X(MUTEX_EXTEND, lua_mutex_extend)				\
 	X(MUTEX_STATUS, lua_mutex_status)				\
 	X(MUTEX_RAISE_FENCE, lua_mutex_raise_fence)			\
+	X(MUTEX_FORCE, lua_mutex_force)					\
 	X(SEMAPHORE_ACQUIRE, lua_semaphore_acquire)			\
 	X(SEMAPHORE_RELEASE, lua_semaphore_release)			\
 	X(SEMAPHORE_EXTEND, lua_semaphore_extend)			\
 	X(SEMAPHORE_STATUS, lua_semaphore_status)			\
-	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)
+	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)		\
+	X(SEMAPHORE_FORCE, lua_semaphore_force)				\
+	X(LIST, lua_list)
 
 #endif /* SCRIPTS_LUA_H */

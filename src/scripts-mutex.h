@@ -2,10 +2,11 @@
 /*
  * The mutex's scripts (one holder): KEYS[1] is a string, the holder's
  * token, with the lock's TTL as its own, so any client's SET NX PX on the
- * same key excludes us and is excluded.  Its metadata hash has no TTL of
- * its own, so renewals need not touch it: release deletes it, and after an
- * expiry the next holder overwrites every field; until then its "token"
- * field no longer matches the lock, and status ignores it.  Included by
+ * same key excludes us and is excluded.  Its metadata hash and the fence
+ * counter expire LUA_LINGER_MS after the lock's TTL (every take and
+ * renewal sets both), so a lock that expires leaves nothing behind; release
+ * deletes the hash at once.  After an expiry the hash's "token" field no
+ * longer matches the lock, and status ignores it.  Included by
  * scripts-lua.h only.
  */
 
@@ -31,9 +32,14 @@
 	"local function mode_meta_is(token)\n"				\
 	"  return redis.call('HGET', KEYS[3], 'token') == token\n"	\
 	"end\n"							\
+	"local function keep(ttl)\n"					\
+	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  redis.call('PEXPIRE', KEYS[3], ttl + " LUA_LINGER_MS ")\n"	\
+	"end\n"							\
 	"local function mode_mine(token, ttl, now)\n"			\
 	"  if cur ~= token then return nil end\n"			\
-	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  keep(ttl)\n"						\
 	"  local f = tonumber(redis.call('HGET', KEYS[3], 'fence'))\n"	\
 	"  return f or tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
 	"end\n"							\
@@ -64,11 +70,17 @@
 	"end\n"							\
 	"local function mode_renew(token, ttl, now)\n"			\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
-	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  keep(ttl)\n"						\
 	"  return ttl\n"						\
 	"end\n"							\
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], 'fence', f)\n"			\
+	"end\n"							\
+	"local function mode_drop_all()\n"				\
+	"  if not cur then return {} end\n"				\
+	"  local h = mode_holder()\n"					\
+	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	"  return {h}\n"						\
 	"end\n"
 
 /* The holder's metadata, from acquire's ARGV (see scripts-lua.h). */
@@ -77,20 +89,22 @@
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
 	"    'since', ARGV[6], 'ttl', ARGV[2])\n"			\
+	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
 	"end\n"
 
 /*
  * A free mutex taken by an unfair caller, the case that matters for speed,
- * costs three calls: SET NX PX, INCR, HSET; everything else takes the
- * shared path.
+ * costs six calls: SET NX PX, then GET, TIME and SET PX of the fence, HSET
+ * and PEXPIRE of the metadata; everything else takes the shared path.
  */
 static const char lua_mutex_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_NEXT_FENCE
 	LUA_MUTEX_SET_META
 	"if ARGV[8] == '0' and\n"
 	"    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-	"  local f = redis.call('INCR', KEYS[2])\n"
+	"  local f = next_fence(tonumber(ARGV[2]))\n"
 	"  set_meta(f)\n"
 	"  return {1, f}\n"
 	"end\n"
@@ -118,21 +132,43 @@ static const char lua_mutex_raise_fence[] =
 	LUA_MUTEX_MODE
 	LUA_RAISE_FENCE_BODY;
 
+static const char lua_mutex_force[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_MUTEX_MODE
+	LUA_WAKE(1)
+	LUA_FORCE_BODY;
+
+/*
+ * A snapshot of mutex k (holding cur, read before) with metadata hash
+ * meta, for status and list: {{{token, ms left}} or {}, {field, value,
+ * ...}, count, 0 (no limit)}; the metadata is the holder's only if its
+ * token field matches (a foreign client's lock has none).
+ */
+#define LUA_MUTEX_SNAPSHOT						\
+	"local function mutex_snapshot(k, meta, cur)\n"		\
+	"  local holders = {}\n"					\
+	"  if cur then holders[1] = {cur, redis.call('PTTL', k)} end\n"\
+	"  return {holders, redis.call('HGETALL', meta), #holders, 0}\n"\
+	"end\n"
+
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
- * (separate reads could mix two holders' data).
- *   ARGV[1] limit, ARGV[2] unused
- *   returns {{{token, ms left}} or {}, {field, value, ...}, count}; the
- *   metadata is the holder's only if its token field matches (a foreign
- *   client's lock has none).
+ * (separate reads could mix two holders' data), and how many wait.
+ *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] unused, ARGV[3] the
+ *   fair queue's leases (not a KEY: declared, a key that does not exist
+ *   would make a Cluster refuse the call while the slot migrates)
+ *   returns mutex_snapshot's reply with the number of waiters added.
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_MUTEX_MODE
+	LUA_WAITING
+	LUA_MUTEX_SNAPSHOT
 	"if mode_check() then return clash() end\n"
-	"local holders = {}\n"
-	"if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
-	"return {holders, redis.call('HGETALL', KEYS[3]), #holders}\n";
+	"local s = mutex_snapshot(KEYS[1], KEYS[3], cur)\n"
+	"s[5] = waiting(ARGV[3], server_now())\n"
+	"return s\n";
 
 #endif /* SCRIPTS_MUTEX_H */

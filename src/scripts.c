@@ -37,20 +37,27 @@ SCRIPT(MUTEX_RELEASE, lua_mutex_release, 1);
 SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
 SCRIPT(MUTEX_STATUS, lua_mutex_status, 0);
 SCRIPT(MUTEX_RAISE_FENCE, lua_mutex_raise_fence, 1);
+SCRIPT(MUTEX_FORCE, lua_mutex_force, 0);
 SCRIPT(SEMAPHORE_ACQUIRE, lua_semaphore_acquire, 1);
 SCRIPT(SEMAPHORE_RELEASE, lua_semaphore_release, 1);
 SCRIPT(SEMAPHORE_EXTEND, lua_semaphore_extend, 1);
 SCRIPT(SEMAPHORE_STATUS, lua_semaphore_status, 0);
 SCRIPT(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence, 1);
+SCRIPT(SEMAPHORE_FORCE, lua_semaphore_force, 0);
+SCRIPT(LIST, lua_list, 0);
+
+struct script *const scripts_list = &script_LIST;
 
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
-	&script_MUTEX_STATUS, &script_MUTEX_RAISE_FENCE, &script_LEAVE
+	&script_MUTEX_STATUS, &script_MUTEX_RAISE_FENCE, &script_LEAVE,
+	&script_MUTEX_FORCE
 };
 const struct lock_scripts scripts_semaphore = {
 	&script_SEMAPHORE_ACQUIRE, &script_SEMAPHORE_RELEASE,
 	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
-	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE
+	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE,
+	&script_SEMAPHORE_FORCE
 };
 
 /*

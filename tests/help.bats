@@ -56,12 +56,13 @@ EOF
 		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
 	release)
 		cat <<'EOF'
-usage: redlock-cli release KEY [--token TOK] [--limit N]
+usage: redlock-cli release KEY [--token TOK | --force] [--limit N]
 
 release the lock held by TOK; exit 3 if TOK does not hold it
 
 options:
       --token TOK         the lock's token (default: $REDLOCK_TOKEN)
+      --force             remove whoever holds KEY (an operator's release)
       --limit N           KEY is a semaphore of N slots, not a lock
 EOF
 		help_end 'redlock-cli release deploy --token "$TOKEN"' ;;
@@ -140,6 +141,7 @@ usage: redlock-cli [global options] command KEY [options]
 commands:
   acquire  take the lock and print its token; wait for it unless -n or -w
   extend   give the lock held by TOK a new TTL; exit 3 if TOK does not hold it
+  list     show every held lock whose KEY matches PATTERN (a glob, default *)
   release  release the lock held by TOK; exit 3 if TOK does not hold it
   run      hold the lock while CMD runs, renewing it; exit with CMD's status
   status   show who holds the lock; exit 0 if it is held, 1 if it is free

@@ -233,13 +233,15 @@ blocked_everywhere() {
 @test "with one of three servers SIGSTOPped and the live fence counters out of step, acquire -t 200ms --io-timeout 100ms reports a lock with validity left" {
 	need jq
 	skip_if_slow
-	rcli q1 SET '{k}:fence' 5 >/dev/null
+	# Ahead of the clock that fences start from (issue 17).
+	local ahead=$(($(now_ms) + 100000000))
+	rcli q1 SET '{k}:fence' "$ahead" >/dev/null
 	freeze q2
 	run --separate-stderr redlock-cli "${U3[@]}" --io-timeout 100ms \
 	    acquire k -t 200ms --json
 	echo "exit $status: $output $stderr"
 	assert_success
-	[ "$(jq -r .fence <<<"$output")" -eq 6 ]
+	[ "$(jq -r .fence <<<"$output")" -eq $((ahead + 1)) ]
 	# Held iff TTL - elapsed - drift > 0: a lock reported as acquired
 	# must still be valid when it is reported.
 	[ "$(jq -r .validity_ms <<<"$output")" -gt 0 ]

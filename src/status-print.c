@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How a lock's state reads, for status and list alike: the text of
+ * status, and the JSON object that status --json prints and list --json
+ * prints one of per lock, so that both say the same in the same words.
+ */
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "redlock.h"
+
+static void	status_print_holder_text(const struct lock_holder *);
+static void	status_print_holder_json(const struct lock_holder *);
+static void	status_print_line(const char *, const char *);
+static void	status_print_servers(const struct lock_state *, int);
+static void	status_print_holder_brief(const struct lock_holder *);
+
+/* Another holder's token would let anyone release its lock: show a
+ * recognisable prefix only. */
+void
+status_print_token(const char *token, char *out, size_t len)
+{
+	log_shorten(out, len, token, strlen(token));
+}
+
+void
+status_print_since(int64_t since_ms, char *out, size_t len)
+{
+	struct tm	tm;
+	time_t		t = (time_t)(since_ms / 1000);
+
+	out[0] = '\0';
+	if (since_ms > 0 && gmtime_r(&t, &tm) != NULL)
+		(void)strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* "name: value", with the value made safe for a terminal. */
+static void
+status_print_line(const char *name, const char *value)
+{
+	char safe[1100];
+
+	log_sanitize(safe, sizeof(safe), value, strlen(value));
+	(void)printf("%s: %s\n", name, safe);
+}
+
+static void
+status_print_holder_text(const struct lock_holder *h)
+{
+	char buf[64];
+
+	status_print_token(h->token, buf, sizeof(buf));
+	status_print_line("token", buf);
+	(void)printf("ttl_ms: %lld\n", (long long)h->ttl_ms);
+	if (h->fence >= 0)
+		(void)printf("fence: %lld\n", (long long)h->fence);
+	if (h->host != NULL)
+		status_print_line("host", h->host);
+	if (h->pid >= 0)
+		(void)printf("pid: %lld\n", (long long)h->pid);
+	if (h->command != NULL)
+		status_print_line("command", h->command);
+	status_print_since(h->since_ms, buf, sizeof(buf));
+	if (buf[0] != '\0')
+		(void)printf("since: %s\n", buf);
+}
+
+/* One holder's fields, without braces, for either JSON shape. */
+static void
+status_print_holder_json(const struct lock_holder *h)
+{
+	char buf[64];
+
+	status_print_token(h->token, buf, sizeof(buf));
+	(void)fputs("\"token\":", stdout);
+	json_string(buf);
+	(void)printf(",\"ttl_ms\":%lld", (long long)h->ttl_ms);
+	if (h->fence >= 0)
+		(void)printf(",\"fence\":%lld", (long long)h->fence);
+	if (h->host != NULL) {
+		(void)fputs(",\"host\":", stdout);
+		json_string(h->host);
+	}
+	if (h->pid >= 0)
+		(void)printf(",\"pid\":%lld", (long long)h->pid);
+	if (h->command != NULL) {
+		(void)fputs(",\"command\":", stdout);
+		json_string(h->command);
+	}
+	status_print_since(h->since_ms, buf, sizeof(buf));
+	if (buf[0] != '\0') {
+		(void)fputs(",\"since\":", stdout);
+		json_string(buf);
+	}
+}
+
+/*
+ * Quorum mode: each server's own view, and how many hold the majority's
+ * token (text lines, or a JSON "servers" array).
+ */
+static void
+status_print_servers(const struct lock_state *st, int json)
+{
+	const struct lock_view		*vs = st->views;
+	const struct lock_holder	*hs = st->holders;
+	size_t				 n = st->nholders;
+	char	 tok[64];
+	size_t	 i, j;
+	int	 mine;
+
+	if (json)
+		(void)fputs(",\"servers\":[", stdout);
+	for (i = 0; i < st->nviews; i++) {
+		mine = 0;
+		for (j = 0; n > 0 && j < vs[i].nholders; j++)
+			if (strcmp(vs[i].holders[j].token, hs[0].token) == 0)
+				mine = 1;
+		if (json) {
+			(void)fputs(i ? ",{\"url\":" : "{\"url\":", stdout);
+			json_string(vs[i].display);
+			if (vs[i].error != NULL) {
+				(void)fputs(",\"error\":", stdout);
+				json_string(vs[i].error);
+			} else {
+				(void)printf(",\"held\":%s,\"holders\":%zu",
+				    vs[i].nholders > 0 ? "true" : "false",
+				    vs[i].nholders);
+				if (vs[i].nholders > 0)
+					(void)printf(",\"ttl_ms\":%lld",
+					    (long long)vs[i].holders[0].ttl_ms);
+			}
+			(void)fputs("}", stdout);
+			continue;
+		}
+		if (vs[i].error != NULL)
+			(void)printf("server %s: error: %s\n", vs[i].display,
+			    vs[i].error);
+		else if (vs[i].nholders == 0)
+			(void)printf("server %s: free\n", vs[i].display);
+		else {
+			status_print_token(vs[i].holders[0].token, tok,
+			    sizeof(tok));
+			(void)printf("server %s: %s %s (ttl_ms %lld)\n",
+			    vs[i].display, mine ? "holds" : "held by other",
+			    tok, (long long)vs[i].holders[0].ttl_ms);
+		}
+	}
+	if (json)
+		(void)fputs("]", stdout);
+}
+
+/*
+ * The lock key as one JSON object, without a newline: the holder's fields,
+ * or every holder's when it is a semaphore of limit slots (0: a mutex;
+ * -1: a semaphore whose limit is not known).
+ */
+void
+status_print_json(const char *key, int64_t limit, const struct lock_state *st)
+{
+	size_t i, n = st->nholders;
+
+	(void)fputs("{\"key\":", stdout);
+	json_string(key);
+	(void)printf(",\"held\":%s,\"mode\":\"%s\",\"waiting\":%zu",
+	    n > 0 ? "true" : "false", limit != 0 ? "semaphore" : "exclusive",
+	    st->waiting);
+	if (limit != 0) {
+		if (limit > 0)
+			(void)printf(",\"limit\":%lld", (long long)limit);
+		(void)fputs(",\"holders\":[", stdout);
+		for (i = 0; i < n; i++) {
+			(void)fputs(i ? ",{" : "{", stdout);
+			status_print_holder_json(&st->holders[i]);
+			(void)fputs("}", stdout);
+		}
+		(void)fputs("]", stdout);
+		if (st->unlisted > 0)
+			(void)printf(",\"holders_unlisted\":%zu",
+			    st->unlisted);
+	} else if (n > 0) {
+		(void)fputs(",", stdout);
+		status_print_holder_json(&st->holders[0]);
+	}
+	if (st->nviews > 1)
+		status_print_servers(st, 1);
+	(void)fputs("}", stdout);
+}
+
+/* "free", or the lines of the holder (of each holder, with a limit). */
+void
+status_print_text(const char *key, int64_t limit, const struct lock_state *st)
+{
+	size_t i, n = st->nholders;
+
+	if (n == 0) {
+		(void)puts("free");
+		if (st->nviews > 1)
+			status_print_servers(st, 0);
+		return;
+	}
+	status_print_line("key", key);
+	if (limit > 0)
+		(void)printf("limit: %lld\nholders: %zu\n",
+		    (long long)limit, n + st->unlisted);
+	for (i = 0; i < n; i++) {
+		if (limit > 0)
+			(void)puts("");
+		status_print_holder_text(&st->holders[i]);
+	}
+	if (st->unlisted > 0)
+		(void)printf("\n(%zu more holders not listed)\n",
+		    st->unlisted);
+	/* Only when some wait: most locks have nobody queued. */
+	if (st->waiting > 0)
+		(void)printf("%swaiting: %zu\n", limit > 0 ? "\n" : "",
+		    st->waiting);
+	if (st->nviews > 1)
+		status_print_servers(st, 0);
+}
+
+
+/*
+ * One holder, in a line: "HOST pid P (COMMAND, since TIME, ttl 29.5s)",
+ * or the shortened token of a holder without metadata.
+ */
+static void
+status_print_holder_brief(const struct lock_holder *h)
+{
+	char	buf[1100], since[64], ttl[32];
+
+	duration_span(h->ttl_ms, ttl, sizeof(ttl));
+	if (h->host == NULL || h->pid < 0) {
+		status_print_token(h->token, buf, sizeof(buf));
+		(void)printf("token %s (ttl %s)", buf, ttl);
+		return;
+	}
+	log_sanitize(buf, sizeof(buf), h->host, strlen(h->host));
+	(void)printf("%s pid %lld (", buf, (long long)h->pid);
+	if (h->command != NULL) {
+		log_sanitize(buf, sizeof(buf), h->command, strlen(h->command));
+		(void)printf("%s, ", buf);
+	}
+	status_print_since(h->since_ms, since, sizeof(since));
+	if (since[0] != '\0')
+		(void)printf("since %s, ", since);
+	(void)printf("ttl %s)", ttl);
+}
+
+/*
+ * The lock key in one line, for list: KEY, the mode (a semaphore's holders
+ * out of its limit), each holder, the waiters, and a mark where the
+ * servers of a quorum disagree.
+ */
+void
+status_print_entry(const char *key, int64_t limit, const struct lock_state *st)
+{
+	char	safe[1100];
+	size_t	i;
+
+	log_sanitize(safe, sizeof(safe), key, strlen(key));
+	(void)printf("%s %s", safe, limit != 0 ? "semaphore" : "exclusive");
+	if (limit > 0)
+		(void)printf(" %zu/%lld", st->nholders + st->unlisted,
+		    (long long)limit);
+	for (i = 0; i < st->nholders; i++) {
+		(void)fputs(i > 0 ? ", " : " ", stdout);
+		status_print_holder_brief(&st->holders[i]);
+	}
+	if (st->unlisted > 0)
+		(void)printf(", %zu more", st->unlisted);
+	(void)printf(" waiting %zu%s\n", st->waiting, st->disagree ?
+	    " (servers disagree)" : "");
+}
