@@ -2,7 +2,8 @@
 /*
  * status KEY: who holds the lock.  Exit 0 when held, 1 when free, like
  * `systemctl is-active`, so scripts can test it directly.  With --limit,
- * every holder of the semaphore.
+ * every holder of the semaphore; of a shared lock, every reader (status
+ * needs no -s: the lock says which mode it is in).
  */
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ static void	cmd_status_token(const char *, char *, size_t);
 static void	cmd_status_since(int64_t, char *, size_t);
 static void	cmd_status_line(const char *, const char *);
 static void	cmd_status_servers(const struct lock_state *, int);
+static void	cmd_status_json_holders(const struct lock_state *);
 static void	cmd_status_print_json(const struct cmd_args *,
 		    const struct lock_state *);
 static void	cmd_status_print_text(const struct cmd_args *,
@@ -170,41 +172,61 @@ cmd_status_servers(const struct lock_state *st, int json)
 		(void)fputs("]", stdout);
 }
 
-/* The lock as one JSON object: the holder's fields, or every holder's. */
+/* Every holder's fields, as a JSON "holders" array. */
+static void
+cmd_status_json_holders(const struct lock_state *st)
+{
+	size_t i;
+
+	(void)fputs(",\"holders\":[", stdout);
+	for (i = 0; i < st->nholders; i++) {
+		(void)fputs(i ? ",{" : "{", stdout);
+		cmd_status_json(&st->holders[i]);
+		(void)fputs("}", stdout);
+	}
+	(void)fputs("]", stdout);
+	if (st->unlisted > 0)
+		(void)printf(",\"holders_unlisted\":%zu", st->unlisted);
+}
+
+/*
+ * The lock as one JSON object: its mode and every holder; an exclusive
+ * holder's fields also at the top, as before there were shared locks.
+ */
 static void
 cmd_status_print_json(const struct cmd_args *a, const struct lock_state *st)
 {
-	size_t i, n = st->nholders;
+	size_t n = st->nholders;
 
 	(void)fputs("{\"key\":", stdout);
 	json_string(a->key);
 	(void)printf(",\"held\":%s", n > 0 ? "true" : "false");
-	if (a->limit > 0) {
-		(void)printf(",\"limit\":%lld,\"holders\":[",
-		    (long long)a->limit);
-		for (i = 0; i < n; i++) {
-			(void)fputs(i ? ",{" : "{", stdout);
-			cmd_status_json(&st->holders[i]);
-			(void)fputs("}", stdout);
-		}
-		(void)fputs("]", stdout);
-		if (st->unlisted > 0)
-			(void)printf(",\"holders_unlisted\":%zu",
-			    st->unlisted);
-	} else if (n > 0) {
+	if (n > 0) {
+		(void)fputs(",\"mode\":", stdout);
+		json_string(st->mode);
+	}
+	if (a->limit > 0)
+		(void)printf(",\"limit\":%lld", (long long)a->limit);
+	if (n > 0 && a->limit == 0 && strcmp(st->mode, "exclusive") == 0) {
 		(void)fputs(",", stdout);
 		cmd_status_json(&st->holders[0]);
 	}
+	if (n > 0 || a->limit > 0)
+		cmd_status_json_holders(st);
 	if (st->nviews > 1)
 		cmd_status_servers(st, 1);
 	(void)fputs("}\n", stdout);
 }
 
-/* "free", or the lines of the holder (of each holder, with --limit). */
+/*
+ * "free", or the lines of the holder; of each holder, after a count, for
+ * a semaphore (--limit) and for shared holders (with their mode).
+ */
 static void
 cmd_status_print_text(const struct cmd_args *a, const struct lock_state *st)
 {
-	size_t i, n = st->nholders;
+	size_t	i, n = st->nholders;
+	int	is_many = a->limit > 0 || strcmp(st->mode, "shared") == 0;
 
 	if (n == 0) {
 		(void)puts("free");
@@ -214,10 +236,13 @@ cmd_status_print_text(const struct cmd_args *a, const struct lock_state *st)
 	}
 	cmd_status_line("key", a->key);
 	if (a->limit > 0)
-		(void)printf("limit: %lld\nholders: %zu\n",
-		    (long long)a->limit, n + st->unlisted);
+		(void)printf("limit: %lld\n", (long long)a->limit);
+	else if (is_many)
+		(void)printf("mode: %s\n", st->mode);
+	if (is_many)
+		(void)printf("holders: %zu\n", n + st->unlisted);
 	for (i = 0; i < n; i++) {
-		if (a->limit > 0)
+		if (is_many)
 			(void)puts("");
 		cmd_status_text(&st->holders[i]);
 	}

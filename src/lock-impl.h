@@ -20,6 +20,15 @@
 /* A fair waiter's place in the queue lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
+ * A waiter's intent (a writer's, which keeps new readers out, or a
+ * reader's, to be woken) lasts this long without a try: more than the
+ * longest pause between two tries (lock-wait.c), so a live waiter keeps
+ * it, and a dead one holds new readers up for no longer than this.
+ */
+#define LOCK_INTENT_LEASE_MS	5000
+#define LOCK_STR_(x)		#x
+#define LOCK_STR(x)		LOCK_STR_(x)
+/*
  * status lists at most this many holders of a semaphore, and counts the
  * rest: with command lines of 1 KB, the most kept, 1000 holders are about
  * 3 MB once parsed, within the reply bounds of conn-impl.h.
@@ -37,6 +46,10 @@ enum lock_key {
 	LK_QUEUE,	/* --fair: waiters in arrival order */
 	LK_LEASES,	/* --fair: each waiter's lease */
 	LK_WAKE,	/* release pushes, one waiter pops */
+	LK_READERS,	/* -s: each reader's expiry */
+	LK_RMETA,	/* -s: readers' metadata */
+	LK_WRITERS,	/* -x waiting: keeps new readers out */
+	LK_RWAIT,	/* -s waiting: woken together */
 	LOCK_NKEYS
 };
 
@@ -52,6 +65,7 @@ struct lock_scripts {
 };
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
+extern const struct lock_scripts scripts_shared;
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 
@@ -91,6 +105,7 @@ struct lock {
 	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	struct lock_failure fail;
 };

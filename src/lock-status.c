@@ -21,6 +21,7 @@ static void	 status_meta(struct lock_holder *, const redisReply *,
 		     int);
 static int	 status_parse(struct lock *, size_t, const redisReply *,
 		     struct lock_view *);
+static const char *status_mode(const redisReply *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static void	 lock_holders_free(struct lock_holder *, size_t);
 
@@ -114,6 +115,19 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 	}
 }
 
+/* The mode a status reply names (its 4th element), as status shows it. */
+static const char *
+status_mode(const redisReply *r)
+{
+	static const char *modes[] = { "exclusive", "shared", "semaphore" };
+	size_t i;
+
+	for (i = 0; r->elements > 3 && i < 3; i++)
+		if (status_is(r->element[3], "", 0, modes[i]))
+			return (modes[i]);
+	return (modes[0]);
+}
+
 /* Parse one server's status reply into its holders. */
 static int
 status_parse(struct lock *l, size_t idx, const redisReply *r,
@@ -122,7 +136,7 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
 	    r->element[0]->type != REDIS_REPLY_ARRAY ||
 	    r->element[1]->type != REDIS_REPLY_ARRAY ||
 	    r->element[2]->type != REDIS_REPLY_INTEGER ||
@@ -138,6 +152,7 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 			return (lock_unexpected(l, idx, "status", r,
 			    "token and TTL for each holder"));
 	}
+	v->mode = status_mode(r);
 	v->holders = xcalloc(list->elements, sizeof(*v->holders));
 	for (i = 0; i < list->elements; i++) {
 		struct lock_holder *h = &v->holders[i];
@@ -148,7 +163,8 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 		h->token = status_str(e->element[0]);
 		h->ttl_ms = e->element[1]->integer;
 		h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
-		status_meta(h, r->element[1], l->spec.mode == LOCK_SEMAPHORE);
+		/* A semaphore's and the readers' fields are per token. */
+		status_meta(h, r->element[1], strcmp(v->mode, "exclusive") != 0);
 	}
 	v->nholders = list->elements;
 	v->nholding = (size_t)r->element[2]->integer;
@@ -185,7 +201,8 @@ lock_status(struct lock *l, struct lock_state *st)
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, 3, 2, argv, NULL, 0, &rd);
+	(void)lock_call(l, l->scripts->status, LOCK_NKEYS, 2, argv, NULL, 0,
+	    &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
@@ -202,6 +219,10 @@ lock_status(struct lock *l, struct lock_state *st)
 	lock_round_free(l, &rd);
 	st->views = vs;
 	st->nviews = l->nconns;
+	st->mode = l->spec.mode == LOCK_SEMAPHORE ? "semaphore" : "exclusive";
+	for (i = 0; i < l->nconns; i++)
+		if (vs[i].error == NULL && vs[i].nholders > 0)
+			st->mode = vs[i].mode;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
 	/* A holder counts where a majority sees the same token. */

@@ -67,7 +67,8 @@ struct lock *
 lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
-	    "queue", "leases", "wake" };
+	    "queue", "leases", "wake", "readers", "rmeta", "writers",
+	    "rwait" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	struct lock	*l;
 	size_t		 i;
@@ -80,7 +81,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->spec.command = xstrdup(spec->command != NULL ? spec->command :
 	    "manual");
 	l->scripts = spec->mode == LOCK_SEMAPHORE ? &scripts_semaphore :
-	    &scripts_mutex;
+	    spec->mode == LOCK_SHARED ? &scripts_shared : &scripts_mutex;
 	(void)snprintf(l->limit_arg, sizeof(l->limit_arg), "%lld",
 	    spec->mode == LOCK_SEMAPHORE ? (long long)spec->limit : 0LL);
 	if (spec->token != NULL)
@@ -380,7 +381,7 @@ lock_type_clash(struct lock *l)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
 	code = l->fail.code;
-	if (l->spec.mode == LOCK_MUTEX && strcmp(kind, "zset") == 0) {
+	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
 		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
 		    l->spec.key);
 		l->fail.type_clash = EXIT_USAGE;
@@ -539,7 +540,8 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call(l, l->scripts->extend, 3, 4, argv, NULL, cap_ns, &rd);
+	(void)lock_call(l, l->scripts->extend, LOCK_NKEYS, 4, argv, NULL,
+	    cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	if (rc == EXIT_OK && ttl_ms == 0)
 		ttl_ms = lock_extended_ttl(l, &rd);

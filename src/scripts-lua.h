@@ -3,8 +3,9 @@
  * The Lua source of every script redlock-cli sends (scripts.c sends them):
  * one script per purpose and lock mode, put together here, at build time,
  * from the fragments below and the mode's own (scripts-mutex.h,
- * scripts-semaphore.h).  src/tools/script-sha.c hashes each one into
- * scripts-sha.h for EVALSHA, so no process hashes Lua at start-up.
+ * scripts-semaphore.h, scripts-shared.h).  src/tools/script-sha.c hashes
+ * each one into scripts-sha.h for EVALSHA, so no process hashes Lua at
+ * start-up.
  *
  * Key layout (lock.c builds the names): KEYS[1] is the lock itself, exactly
  * PREFIX+KEY holding the token, so any client using SET NX PX on the same
@@ -12,7 +13,9 @@
  * the fair queue and the wake key share its Cluster slot:
  *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash,
  *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
- *   KEYS[6] wake key.
+ *   KEYS[6] wake key, and for shared locks (scripts-shared.h):
+ *   KEYS[7] readers (zset), KEYS[8] readers' metadata (hash),
+ *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
  *
  * Every mode defines the same Lua functions, which the shared bodies call:
  *   mode_check()       whether KEYS[1] has the wrong type, without writing
@@ -27,6 +30,10 @@
  *   mode_stored_ttl(token)  the TTL the holder took the lock with
  *   mode_holds(token)  whether token holds a slot
  *   mode_set_fence(token, fence)  the holder's fence, in its metadata
+ *   mode_wait(token, now)  a refused caller that will wait: note it
+ *                      (a writer's intent keeps new readers out)
+ *   mode_fence()       the fence of a new holder: INCR, or for a reader
+ *                      the counter as it is
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -101,7 +108,8 @@
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
  *   (a semaphore's), ARGV[8] fair lease ms (0 = not fair), ARGV[9] prefix
- *   of per-waiter wake keys
+ *   of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n, the
+ *   caller will not wait)
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
@@ -120,6 +128,7 @@
 	"if mine then return {1, mine} end\n"				\
 	"local free, hint = mode_room(now)\n"				\
 	"local function busy(unknown)\n"				\
+	"  mode_wait(token, now)\n"					\
 	"  local h = mode_holder()\n"					\
 	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5]}\n"\
 	"end\n"							\
@@ -129,7 +138,7 @@
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
 	"end\n"							\
-	"local f = redis.call('INCR', KEYS[2])\n"			\
+	"local f = mode_fence()\n"					\
 	"mode_take(token, ttl, now, f)\n"				\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
@@ -191,16 +200,21 @@
 	"return 1\n"
 
 /*
- * leave: a fair waiter that gives up (-w ran out) leaves the queue now
- * rather than when its lease ends; the same in every mode.
- *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases;
+ * leave: a fair waiter, or a waiter that noted its intent (mode_wait),
+ * that gives up (-w ran out) leaves the queue now rather than when its
+ * lease ends; the same in every mode.
+ *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases,
+ *   KEYS[6..8] unused, KEYS[9] waiting writers, KEYS[10] waiting readers;
  *   ARGV[1] token
  */
 static const char lua_leave[] =
 	"redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
+	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
+	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";
 
+#include "scripts-shared.h"
 #include "scripts-mutex.h"
 #include "scripts-semaphore.h"
 
@@ -216,6 +230,10 @@ static const char lua_leave[] =
 	X(SEMAPHORE_RELEASE, lua_semaphore_release)			\
 	X(SEMAPHORE_EXTEND, lua_semaphore_extend)			\
 	X(SEMAPHORE_STATUS, lua_semaphore_status)			\
-	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)
+	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)		\
+	X(SHARED_ACQUIRE, lua_shared_acquire)				\
+	X(SHARED_RELEASE, lua_shared_release)				\
+	X(SHARED_EXTEND, lua_shared_extend)				\
+	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)
 
 #endif /* SCRIPTS_LUA_H */

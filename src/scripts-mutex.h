@@ -6,7 +6,12 @@
  * its own, so renewals need not touch it: release deletes it, and after an
  * expiry the next holder overwrites every field; until then its "token"
  * field no longer matches the lock, and status ignores it.  Included by
- * scripts-lua.h only.
+ * scripts-lua.h only, after scripts-shared.h.
+ *
+ * While readers hold (-s), the key is the readers' marker instead
+ * (scripts-shared.h): busy for an exclusive request, which then notes its
+ * intent so that no new reader gets in; release and extend of a reader's
+ * token, and status, work here too, so they need no -s.
  */
 
 #ifndef SCRIPTS_MUTEX_H
@@ -14,19 +19,24 @@
 
 /*
  * The mode's functions (see scripts-lua.h).  A mutex's type check costs
- * nothing: mode_prepare's GET fails on any other type, and only then is
+ * nothing: mode_check's GET fails on any other type, and only then is
  * TYPE asked, to name it.  Its key's own TTL is its clock.
  */
 #define LUA_MUTEX_MODE							\
 	"local MODE_NEEDS_TIME = false\n"				\
 	"local cur\n"							\
-	"local function mode_prepare(now)\n"				\
+	"local function mode_check()\n"				\
 	"  local v = redis.pcall('GET', KEYS[1])\n"			\
 	"  if type(v) == 'table' then return true end\n"		\
 	"  cur = v\n"							\
 	"  return false\n"						\
 	"end\n"							\
-	"local function mode_check() return mode_prepare(0) end\n"	\
+	/* Readers' leases are in server time: asked only for them. */	\
+	"local function mode_prepare(now)\n"				\
+	"  if mode_check() then return true end\n"			\
+	"  if cur == SHARED_MARK then cur = rd_prepare(cur, rd_now()) end\n"\
+	"  return false\n"						\
+	"end\n"							\
 	"local function mode_holds(token) return cur == token end\n"	\
 	"local function mode_meta_is(token)\n"				\
 	"  return redis.call('HGET', KEYS[3], 'token') == token\n"	\
@@ -42,27 +52,33 @@
 	"  return 1, 0\n"						\
 	"end\n"							\
 	"local function mode_holder()\n"				\
-	"  if not cur or not mode_meta_is(cur) then\n"			\
-	"    return {cur or '', '', '', '', ''}\n"			\
-	"  end\n"							\
-	"  local m = redis.call('HMGET', KEYS[3], 'host', 'pid', 'command',"\
-	" 'since')\n"							\
-	"  return {cur, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	"  if not cur then return {'', '', '', '', ''} end\n"		\
+	"  return rd_holder(cur)\n"					\
+	"end\n"							\
+	"local function mode_wait(token, now)\n"			\
+	"  rd_register(KEYS[9], token)\n"				\
+	"end\n"							\
+	"local function mode_fence()\n"				\
+	"  return redis.call('INCR', KEYS[2])\n"			\
 	"end\n"							\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
 	"  set_meta(f)\n"						\
+	"  redis.call('ZREM', KEYS[9], token)\n"			\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
+	"  if cur == SHARED_MARK then return rd_drop(token) end\n"	\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return 1\n"							\
 	"end\n"							\
 	"local function mode_stored_ttl(token)\n"			\
+	"  if cur == SHARED_MARK then return rd_stored_ttl(token) end\n"\
 	"  if cur ~= token or not mode_meta_is(token) then return nil end\n"\
 	"  return tonumber(redis.call('HGET', KEYS[3], 'ttl'))\n"	\
 	"end\n"							\
 	"local function mode_renew(token, ttl, now)\n"			\
+	"  if cur == SHARED_MARK then return rd_renew(token, ttl) end\n"\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
 	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
 	"  return ttl\n"						\
@@ -94,6 +110,7 @@ static const char lua_mutex_acquire[] =
 	"  set_meta(f)\n"
 	"  return {1, f}\n"
 	"end\n"
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(9)
 	LUA_FAIR_QUEUE
@@ -102,37 +119,61 @@ static const char lua_mutex_acquire[] =
 static const char lua_mutex_release[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(3)
+	LUA_SHARED_WAKE(3)
 	LUA_RELEASE_BODY;
 
 static const char lua_mutex_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_EXTEND_BODY;
 
 static const char lua_mutex_raise_fence[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_RAISE_FENCE_BODY;
 
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
- * (separate reads could mix two holders' data).
- *   ARGV[1] limit, ARGV[2] unused
- *   returns {{{token, ms left}} or {}, {field, value, ...}, count}; the
- *   metadata is the holder's only if its token field matches (a foreign
- *   client's lock has none).
+ * (separate reads could mix two holders' data); or, while readers hold,
+ * every reader (read only: expired readers are skipped, not dropped).
+ *   ARGV[1] limit, ARGV[2] how many readers to list at most
+ *   returns {{{token, ms left}, ...} or {}, {field, value, ...}, count,
+ *   mode}: a mutex's metadata is the holder's only if its token field
+ *   matches (a foreign client's lock has none); readers' fields are
+ *   "<token>:field"; mode is "exclusive" or "shared".
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	"if mode_check() then return clash() end\n"
 	"local holders = {}\n"
+	"if cur == SHARED_MARK then\n"
+	"  local now, meta = server_now(), {}\n"
+	"  local z = redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. now, '+inf',"
+	" 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
+	"  for i = 1, #z, 2 do\n"
+	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"
+	"    for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'})"
+	" do\n"
+	"      local v = redis.call('HGET', KEYS[8], z[i] .. ':' .. f)\n"
+	"      if v then meta[#meta + 1] = z[i] .. ':' .. f;"
+	" meta[#meta + 1] = v end\n"
+	"    end\n"
+	"  end\n"
+	"  return {holders, meta, redis.call('ZCOUNT', KEYS[7], '(' .. now,"
+	" '+inf'), 'shared'}\n"
+	"end\n"
 	"if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
-	"return {holders, redis.call('HGETALL', KEYS[3]), #holders}\n";
+	"return {holders, redis.call('HGETALL', KEYS[3]), #holders,"
+	" 'exclusive'}\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -85,6 +85,10 @@
 	"end\n"							\
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f)\n"		\
+	"end\n"							\
+	"local function mode_wait(token, now) end\n"			\
+	"local function mode_fence()\n"				\
+	"  return redis.call('INCR', KEYS[2])\n"			\
 	"end\n"
 
 static const char lua_semaphore_acquire[] =
@@ -117,7 +121,8 @@ static const char lua_semaphore_raise_fence[] =
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot.
  *   ARGV[1] limit, ARGV[2] how many holders to list at most
- *   returns {{{token, ms left}, ...}, {field, value, ...}, count}: only
+ *   returns {{{token, ms left}, ...}, {field, value, ...}, count,
+ *   'semaphore'}: only
  *   the listed holders' fields, so that the reply stays within the
  *   client's bounds however many hold.
  */
@@ -140,6 +145,6 @@ static const char lua_semaphore_status[] =
 	"  end\n"
 	"end\n"
 	"return {holders, meta, redis.call('ZCOUNT', KEYS[1], '(' .. now,"
-	" '+inf')}\n";
+	" '+inf'), 'semaphore'}\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

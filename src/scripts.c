@@ -42,6 +42,10 @@ SCRIPT(SEMAPHORE_RELEASE, lua_semaphore_release, 1);
 SCRIPT(SEMAPHORE_EXTEND, lua_semaphore_extend, 1);
 SCRIPT(SEMAPHORE_STATUS, lua_semaphore_status, 0);
 SCRIPT(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence, 1);
+SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
+SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
+SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
+SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
 
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
@@ -51,6 +55,11 @@ const struct lock_scripts scripts_semaphore = {
 	&script_SEMAPHORE_ACQUIRE, &script_SEMAPHORE_RELEASE,
 	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
 	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE
+};
+/* status is the mutex's: it shows either kind, as status takes no -s. */
+const struct lock_scripts scripts_shared = {
+	&script_SHARED_ACQUIRE, &script_SHARED_RELEASE, &script_SHARED_EXTEND,
+	&script_MUTEX_STATUS, &script_SHARED_RAISE_FENCE, &script_LEAVE
 };
 
 /*
