@@ -74,6 +74,8 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -s E -l conflict-ex
 complete -c redlock-cli -n '__redlock_cli_using acquire release extend' -l token -x -d 'The lock token'
 complete -c redlock-cli -n '__redlock_cli_using acquire release extend run status' -l limit -x -d 'Semaphore with this many slots'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take the lock in arrival order'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'
 complete -c redlock-cli -n '__redlock_cli_using acquire status' -l json -d 'Print JSON'
 
 # run
