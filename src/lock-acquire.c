@@ -84,6 +84,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	const char		*argv[3], **args;
 	size_t			*lens, i, n, at_least = 0;
 	char			 fence[32];
+	int			 nkeys;
 
 	for (i = 0; i < l->nconns; i++)
 		if (rd->results[i] == CONN_OK && fences[i] >= f)
@@ -94,7 +95,9 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	argv[0] = l->token;
 	argv[1] = fence;
 	argv[2] = l->limit_arg;
-	lock_script_args(l, LOCK_NKEYS, 3, argv, NULL, &args, &lens);
+	/* A mutex's own three keys, as before there were readers. */
+	nkeys = l->spec.mode == LOCK_MUTEX ? 3 : LOCK_NKEYS;
+	lock_script_args(l, nkeys, 3, argv, NULL, &args, &lens);
 	/*
 	 * Only where we hold the lock (the script checks it anyway): a
 	 * server that did not answer the acquire must not hold this round
@@ -107,8 +110,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 			held[n++] = l->conns[i];
 	lift.replies = xcalloc(n, sizeof(*lift.replies));
 	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, l->scripts->raise_fence, LOCK_NKEYS, 3,
-	    args, lens,
+	script_call_many(held, n, l->scripts->raise_fence, nkeys, 3, args, lens,
 	    cap_ns, lift.replies, lift.results);
 	free(args);
 	free(lens);

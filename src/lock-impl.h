@@ -121,6 +121,8 @@ void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
+size_t	 lock_call_keys(struct lock *, struct script *, int, const char **,
+	     int64_t, struct lock_round *);
 void	 lock_script_args(const struct lock *, int, int, const char **,
 	     const size_t *, const char ***, size_t **);
 void	 lock_failed(struct lock *, int, const char *, ...) printflike(3, 4);

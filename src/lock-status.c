@@ -201,8 +201,7 @@ lock_status(struct lock *l, struct lock_state *st)
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, LOCK_NKEYS, 2, argv, NULL, 0,
-	    &rd);
+	(void)lock_call_keys(l, l->scripts->status, 2, argv, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);

@@ -11,7 +11,10 @@
  * While readers hold (-s), the key is the readers' marker instead
  * (scripts-shared.h): busy for an exclusive request, which then notes its
  * intent so that no new reader gets in; release and extend of a reader's
- * token, and status, work here too, so they need no -s.
+ * token, and status, work here too, so they need no -s.  status and extend
+ * are sent with the mutex's own three keys (a slot being migrated refuses
+ * keys that do not exist: TRYAGAIN), and answer REDLOCK-SHARED when they
+ * find readers, for lock_call_keys() to send them again with every key.
  */
 
 #ifndef SCRIPTS_MUTEX_H
@@ -29,6 +32,9 @@
 	"  local v = redis.pcall('GET', KEYS[1])\n"			\
 	"  if type(v) == 'table' then return true end\n"		\
 	"  cur = v\n"							\
+	"  if cur == SHARED_MARK and not KEYS[7] then\n"		\
+	"    error({err = 'REDLOCK-SHARED'})\n"			\
+	"  end\n"							\
 	"  return false\n"						\
 	"end\n"							\
 	/* Readers' leases are in server time: asked only for them. */	\
@@ -55,8 +61,10 @@
 	"  if not cur then return {'', '', '', '', ''} end\n"		\
 	"  return rd_holder(cur)\n"					\
 	"end\n"							\
+	/* Only readers need to know that a writer waits: a mutex's
+	 * waiters pay nothing for it. */					\
 	"local function mode_wait(token, now)\n"			\
-	"  rd_register(KEYS[9], token)\n"				\
+	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
 	"end\n"							\
 	"local function mode_fence()\n"				\
 	"  return redis.call('INCR', KEYS[2])\n"			\
@@ -69,7 +77,10 @@
 	"local function mode_drop(token, now)\n"			\
 	"  if cur == SHARED_MARK then return rd_drop(token) end\n"	\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
-	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	/* The writers' intents go too, ours with them (the fast path
+	 * does not drop it): the readers waiting behind us get their
+	 * turn, another waiting writer notes its intent again. */	\
+	"  redis.call('DEL', KEYS[1], KEYS[3], KEYS[9])\n"		\
 	"  return 1\n"							\
 	"end\n"							\
 	"local function mode_stored_ttl(token)\n"			\

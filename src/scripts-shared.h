@@ -32,7 +32,7 @@
  */
 #define LUA_SHARED_READERS						\
 	"local SHARED_MARK = 'redlock:shared'\n"			\
-	"local rd_t\n"							\
+	"local rd_t, rd_left\n"					\
 	"local function rd_now()\n"					\
 	"  if not rd_t then rd_t = server_now() end\n"			\
 	"  return rd_t\n"						\
@@ -44,7 +44,8 @@
 	"local function rd_keep(now)\n"				\
 	"  local last = redis.call('ZRANGE', KEYS[7], -1, -1,"		\
 	" 'WITHSCORES')\n"						\
-	"  if not last[2] then\n"					\
+	"  rd_left = last[2] ~= nil\n"					\
+	"  if not rd_left then\n"					\
 	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
 	"    return\n"							\
 	"  end\n"							\
@@ -71,15 +72,14 @@
 	"  return redis.call('ZSCORE', KEYS[7], token) ~= false\n"	\
 	"end\n"							\
 	/* A holder for busy messages: the first reader to expire, or
-	 * the exclusive holder whose metadata names it. */		\
+	 * the exclusive holder whose metadata names it (one HMGET: each
+	 * busy attempt pays it). */					\
 	"local function rd_holder(cur)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
-	"    if redis.call('HGET', KEYS[3], 'token') ~= cur then\n"	\
-	"      return {cur, '', '', '', ''}\n"				\
-	"    end\n"							\
-	"    local m = redis.call('HMGET', KEYS[3], 'host', 'pid',"	\
+	"    local m = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid',"\
 	" 'command', 'since')\n"					\
-	"    return {cur, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	"    if m[1] ~= cur then return {cur, '', '', '', ''} end\n"	\
+	"    return {cur, m[2] or '', m[3] or '', m[4] or '', m[5] or ''}\n"\
 	"  end\n"							\
 	"  local tok = redis.call('ZRANGE', KEYS[7], 0, 0)[1]\n"	\
 	"  if not tok then return {'', '', '', '', ''} end\n"		\
@@ -117,7 +117,10 @@
  * the lock is free, that one (a writer, or the head of a fair queue),
  * plus, with --fair, the readers at the head of the queue together, and,
  * when no writer waits, every waiting reader, each on its own wake key:
- * one release, one round of attempts, however many readers.
+ * one release, one round of attempts, however many readers.  Without a
+ * fair queue or a waiting reader, one EXISTS of both stands in for
+ * LUA_WAKE's look at the queue's head: a plain mutex's release costs what
+ * it did before there were readers.
  * ARGV[prefix] is the prefix of the per-waiter wake keys.
  */
 #define LUA_SHARED_WAKE(prefix)					\
@@ -137,8 +140,13 @@
 	"end\n"							\
 	"local wake_one = wake_waiters\n"				\
 	"local function wake_waiters()\n"				\
-	"  if redis.call('EXISTS', KEYS[1]) == 1 then return end\n"	\
+	"  if rd_left then return end\n"				\
+	"  if redis.call('EXISTS', KEYS[4], KEYS[10]) == 0 then\n"	\
+	"    redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
+	"    return\n"							\
+	"  end\n"							\
 	"  wake_one()\n"						\
+	"  if redis.call('EXISTS', KEYS[10]) == 0 then return end\n"	\
 	"  rd_wake_queue()\n"						\
 	"  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', rd_now())\n"\
 	"  if redis.call('EXISTS', KEYS[9]) == 1 then return end\n"	\
