@@ -90,7 +90,7 @@ const struct options_def options_defs[] = {
 	{ { { "shared", no_argument, NULL, OPT_SHARED }, 0 }, NULL,
 	    "a shared hold: any number at once, none with -x", NULL },
 	{ { { "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, 0 }, NULL,
-	    "an exclusive hold: no other holder at all", "exclusive" },
+	    "an exclusive hold (the default): no other holder", NULL },
 	{ { { "json", no_argument, NULL, OPT_JSON }, 0 }, NULL,
 	    "print JSON", NULL },
 	{ { { "renew", required_argument, NULL, OPT_RENEW }, 0 }, "DUR",
