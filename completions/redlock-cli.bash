@@ -32,14 +32,16 @@ _redlock_cli_verb_opts()
 	case $1 in
 	acquire)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --token --limit --fair --json" ;;
+		    "--conflict-exit-code --token -s --shared -x --exclusive" \
+		    "--limit --fair --json" ;;
 	release)
 		echo "--token --force --limit" ;;
 	extend)
 		echo "--token -t --ttl --limit" ;;
 	run)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --limit --fair --renew --lost-signal" \
+		    "--conflict-exit-code -s --shared -x --exclusive --limit" \
+		    "--fair --renew --lost-signal" \
 		    "--kill-after --lost-exit-code --release-on-exit --jitter" \
 		    "--min-hold -c --command" ;;
 	status)

@@ -77,6 +77,8 @@ complete -c redlock-cli -n '__redlock_cli_using acquire release extend run statu
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take the lock in arrival order'
 complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 'Print JSON'
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'
 
 # run
 complete -c redlock-cli -n '__redlock_cli_using run' -l renew -x -d 'Renew this often (duration)'

@@ -21,13 +21,15 @@ static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
 static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
-	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR,
+	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT,
+	OPT_FAIR,
 	OPT_RELEASE_ON_EXIT, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N] [--fair] "
+	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x] [--limit N] "
+	    "[--fair] "
 	    "[--renew DUR] "
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
 	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "

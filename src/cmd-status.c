@@ -2,7 +2,8 @@
 /*
  * status KEY: who holds the lock.  Exit 0 when held, 1 when free, like
  * `systemctl is-active`, so scripts can test it directly.  With --limit,
- * every holder of the semaphore.
+ * every holder of the semaphore; of a shared lock, every reader (status
+ * needs no -s: the lock says which mode it is in).
  */
 
 #include <stdio.h>

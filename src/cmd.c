@@ -57,7 +57,8 @@ cmd_lock_spec(const struct cmd_args *a, struct lock_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->key = a->key;
-	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : LOCK_MUTEX;
+	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : a->shared ? LOCK_SHARED :
+	    LOCK_MUTEX;
 	spec->limit = a->limit;
 	spec->is_fair = a->fair;
 	spec->ttl_ms = a->ttl_ms;

@@ -60,8 +60,7 @@ lock_forget_attempt(struct lock *l)
 
 	(void)lock_release_call(l, &rd);
 	lock_round_free(l, &rd);
-	if (l->spec.is_fair)
-		lock_leave_queue(l);
+	lock_leave_queue(l);
 	l->fail = saved;
 }
 
@@ -85,6 +84,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	const char		*argv[3], **args;
 	size_t			*lens, i, n, at_least = 0;
 	char			 fence[32];
+	int			 nkeys;
 
 	for (i = 0; i < l->nconns; i++)
 		if (rd->results[i] == CONN_OK && fences[i] >= f)
@@ -95,7 +95,9 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	argv[0] = l->token;
 	argv[1] = fence;
 	argv[2] = l->limit_arg;
-	lock_script_args(l, 3, 3, argv, NULL, &args, &lens);
+	/* A mutex's own three keys, as before there were readers. */
+	nkeys = l->spec.mode == LOCK_MUTEX ? 3 : LOCK_NKEYS;
+	lock_script_args(l, nkeys, 3, argv, NULL, &args, &lens);
 	/*
 	 * Only where we hold the lock (the script checks it anyway): a
 	 * server that did not answer the acquire must not hold this round
@@ -108,7 +110,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 			held[n++] = l->conns[i];
 	lift.replies = xcalloc(n, sizeof(*lift.replies));
 	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, l->scripts->raise_fence, 3, 3, args, lens,
+	script_call_many(held, n, l->scripts->raise_fence, nkeys, 3, args, lens,
 	    cap_ns, lift.replies, lift.results);
 	free(args);
 	free(lens);
@@ -166,7 +168,7 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 
 /* The arguments of every attempt (see acquire in scripts-lua.h). */
 struct lock_attempt_args {
-	const char	*argv[9];
+	const char	*argv[10];
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
 };
 
@@ -199,6 +201,9 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	a->argv[6] = l->limit_arg;
 	a->argv[7] = a->lease;
 	a->argv[8] = l->wake_prefix;
+	/* A caller that will wait notes it (a writer's intent keeps new
+	 * readers out); -n does not, so it leaves nothing behind. */
+	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
 }
 
 /* Keep who holds the lock now, for the busy message and -v. */
@@ -290,7 +295,7 @@ lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
 
 	(void)snprintf(a->since, sizeof(a->since), "%lld",
 	    (long long)clock_wall_ms());
-	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 9,
+	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 10,
 	    a->argv, NULL, cap_ns, &rd);
 	lock_count_attempt(l, &rd, at);
 	kept = at->held >= l->quorum ? lock_keep(l, &rd, at->fences,
@@ -373,6 +378,7 @@ lock_acquire(struct lock *l)
 	int64_t			 deadline_ns = 0, start;
 	int			 rc;
 
+	l->may_wait = l->spec.wait_ms != 0;
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
 		token_new(l->token);
@@ -387,7 +393,7 @@ lock_acquire(struct lock *l)
 			break;
 		if ((rc = lock_not_taken(l, kept, start, &at,
 		    deadline_ns)) != 0) {
-			if (l->spec.is_fair && rc != EXIT_UNAVAILABLE)
+			if (rc != EXIT_UNAVAILABLE)
 				lock_leave_queue(l);
 			free(at.fences);
 			return (rc);

@@ -20,6 +20,15 @@
 /* A fair waiter's place in the queue lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
+ * A waiter's intent (a writer's, which keeps new readers out, or a
+ * reader's, to be woken) lasts this long without a try: more than the
+ * longest pause between two tries (lock-wait.c), so a live waiter keeps
+ * it, and a dead one holds new readers up for no longer than this.
+ */
+#define LOCK_INTENT_LEASE_MS	5000
+#define LOCK_STR_(x)		#x
+#define LOCK_STR(x)		LOCK_STR_(x)
+/*
  * status lists at most this many holders of a semaphore, and counts the
  * rest: with command lines of 1 KB, the most kept, 1000 holders are about
  * 3 MB once parsed, within the reply bounds of conn-impl.h.
@@ -37,6 +46,10 @@ enum lock_key {
 	LK_QUEUE,	/* --fair: waiters in arrival order */
 	LK_LEASES,	/* --fair: each waiter's lease */
 	LK_WAKE,	/* release pushes, one waiter pops */
+	LK_READERS,	/* -s: each reader's expiry */
+	LK_RMETA,	/* -s: readers' metadata */
+	LK_WRITERS,	/* -x waiting: keeps new readers out */
+	LK_RWAIT,	/* -s waiting: woken together */
 	LOCK_NKEYS
 };
 
@@ -54,6 +67,7 @@ struct lock_scripts {
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
 extern struct script *const scripts_list;	/* every mode at once */
+extern const struct lock_scripts scripts_shared;
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 
@@ -93,6 +107,7 @@ struct lock {
 	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	struct lock_failure fail;
 };
@@ -108,6 +123,8 @@ void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
+size_t	 lock_call_keys(struct lock *, struct script *, int, const char **,
+	     int64_t, struct lock_round *);
 void	 lock_script_args(const struct lock *, int, int, const char **,
 	     const size_t *, const char ***, size_t **);
 void	 lock_failed(struct lock *, int, const char *, ...) printflike(3, 4);
@@ -118,7 +135,7 @@ size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
 
 /* lock-status.c */
-int	 lock_view_parse(redisReply *const *, size_t, int, const char *,
+int	 lock_view_parse(redisReply *const *, size_t, const char *,
 	     struct lock_view *);
 void	 lock_state_majority(struct lock_state *, size_t);
 

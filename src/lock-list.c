@@ -74,19 +74,30 @@ list_glob(const char *prefix, const char *pattern)
 	return (out);
 }
 
+/*
+ * The names each candidate key comes with (see scripts-list.h): the key,
+ * then its companions: metadata, fair queue's leases, readers and the
+ * readers' metadata.
+ */
+static const char *const list_companions[] = { "meta", "leases", "readers",
+    "rmeta" };
+#define LIST_OWNED	(sizeof(list_companions) / sizeof(list_companions[0]))
+#define LIST_STRIDE	(1 + LIST_OWNED)
+
 /* The candidates of one SCAN page (keys: its array of key names). */
 static void
 list_page_fill(struct list_page *pg, const redisReply *keys)
 {
 	static char	 listed[16], budget[] = LIST_REPLY_BUDGET;
-	size_t		 i, j;
+	size_t		 i, j, c;
 	const redisReply *k;
+	char		**owned;
 
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	memset(pg, 0, sizeof(*pg));
-	pg->args = xcalloc(2 + 3 * keys->elements, sizeof(*pg->args));
-	pg->lens = xcalloc(2 + 3 * keys->elements, sizeof(*pg->lens));
-	pg->owned = xcalloc(2 * keys->elements, sizeof(*pg->owned));
+	pg->args = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->args));
+	pg->lens = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->lens));
+	pg->owned = xcalloc(LIST_OWNED * keys->elements, sizeof(*pg->owned));
 	pg->args[0] = listed;
 	pg->lens[0] = strlen(listed);
 	pg->args[1] = budget;
@@ -97,12 +108,12 @@ list_page_fill(struct list_page *pg, const redisReply *keys)
 			continue;
 		pg->args[j] = k->str;
 		pg->lens[j++] = k->len;
-		pg->owned[2 * pg->n] = keyslot_companion(k->str, k->len,
-		    "meta", &pg->lens[j]);
-		pg->args[j++] = pg->owned[2 * pg->n];
-		pg->owned[2 * pg->n + 1] = keyslot_companion(k->str, k->len,
-		    "leases", &pg->lens[j]);
-		pg->args[j++] = pg->owned[2 * pg->n + 1];
+		owned = &pg->owned[LIST_OWNED * pg->n];
+		for (c = 0; c < LIST_OWNED; c++) {
+			owned[c] = keyslot_companion(k->str, k->len,
+			    list_companions[c], &pg->lens[j]);
+			pg->args[j++] = owned[c];
+		}
 		pg->n++;
 	}
 }
@@ -112,7 +123,7 @@ list_page_free(struct list_page *pg)
 {
 	size_t i;
 
-	for (i = 0; i < 2 * pg->n; i++)
+	for (i = 0; i < LIST_OWNED * pg->n; i++)
 		free(pg->owned[i]);
 	free(pg->owned);
 	free(pg->args);
@@ -128,25 +139,25 @@ static int
 list_call(struct list_run *lr, size_t server, struct conn *c,
     struct list_page *pg, size_t start, size_t *next)
 {
-	const char	*a0 = pg->args[3 * start], *a1 = pg->args[3 * start + 1];
-	size_t		 l0 = pg->lens[3 * start], l1 = pg->lens[3 * start + 1];
+	size_t		 at = LIST_STRIDE * start;
+	const char	*a0 = pg->args[at], *a1 = pg->args[at + 1];
+	size_t		 l0 = pg->lens[at], l1 = pg->lens[at + 1];
 	redisReply	*r = NULL;
 	int		 result, rc = 0;
 
 	*next = pg->n;
 	/* The two bounds go right in front of the start-th key. */
-	pg->args[3 * start] = pg->args[0];
-	pg->lens[3 * start] = pg->lens[0];
-	pg->args[3 * start + 1] = pg->args[1];
-	pg->lens[3 * start + 1] = pg->lens[1];
-	script_call_many(&c, 1, scripts_list, 0, (int)(2 + 3 * (pg->n -
-	    start)), pg->args + 3 * start, pg->lens + 3 * start, 0, &r,
-	    &result);
+	pg->args[at] = pg->args[0];
+	pg->lens[at] = pg->lens[0];
+	pg->args[at + 1] = pg->args[1];
+	pg->lens[at + 1] = pg->lens[1];
+	script_call_many(&c, 1, scripts_list, 0, (int)(2 + LIST_STRIDE *
+	    (pg->n - start)), pg->args + at, pg->lens + at, 0, &r, &result);
 	if (start > 0) {
-		pg->args[3 * start] = a0;
-		pg->lens[3 * start] = l0;
-		pg->args[3 * start + 1] = a1;
-		pg->lens[3 * start + 1] = l1;
+		pg->args[at] = a0;
+		pg->lens[at] = l0;
+		pg->args[at + 1] = a1;
+		pg->lens[at + 1] = l1;
 	}
 	lr->commands++;
 	if (result != CONN_OK) {
@@ -161,8 +172,10 @@ list_call(struct list_run *lr, size_t server, struct conn *c,
 		    "list", conn_display(c));
 		rc = EXIT_PROTOCOL;
 	} else if (r->element[0]->integer > 0)
-		/* ARGV[i] (from 1) is the ((i - 3) / 3)-th key of this call */
-		*next = start + (size_t)(r->element[0]->integer - 3) / 3;
+		/* ARGV[i] (from 1) is the ((i - 3) / LIST_STRIDE)-th key of
+		 * this call */
+		*next = start + (size_t)(r->element[0]->integer - 3) /
+		    LIST_STRIDE;
 	if (*next <= start)
 		*next = start + 1;	/* never loop on one key */
 	if (r != NULL)
@@ -184,15 +197,14 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 7 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[0]->len < lr->prefix_len ||
-		    e->element[1]->type != REDIS_REPLY_STRING)
+		    e->element[6]->type != REDIS_REPLY_STRING)
 			return (-1);
-		is_sem = strcmp(e->element[1]->str, "semaphore") == 0;
+		is_sem = strcmp(e->element[6]->str, "semaphore") == 0;
 		lr->found = xreallocarray(lr->found, lr->nfound + 1,
 		    sizeof(*lr->found));
 		f = &lr->found[lr->nfound];
 		memset(f, 0, sizeof(*f));
-		if (lock_view_parse(e->element + 2, 5, is_sem, NULL,
-		    &f->view) == -1)
+		if (lock_view_parse(e->element + 1, 6, NULL, &f->view) == -1)
 			return (-1);
 		f->key = xasprintf("%.*s", (int)(e->element[0]->len -
 		    lr->prefix_len), e->element[0]->str + lr->prefix_len);
@@ -327,6 +339,8 @@ list_merge(struct list_run *lr, struct lock_listing *out)
 			}
 			f->view.display = e->st.views[f->server].display;
 			e->st.views[f->server] = f->view;
+			if (f->view.nholders > 0)
+				e->st.mode = f->view.mode;
 			if (f->limit != 0 && (e->limit <= 0 || f->limit > 0))
 				e->limit = f->limit;
 		}

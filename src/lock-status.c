@@ -20,6 +20,7 @@ static int	 status_is(const redisReply *, const char *, size_t,
 		     const char *);
 static void	 status_meta(struct lock_holder *, const redisReply *,
 		     int);
+static const char *status_mode(const redisReply *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static size_t	 status_count(const struct lock_view *, size_t, const char *);
 static int	 status_views_differ(const struct lock_state *);
@@ -114,24 +115,38 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 	}
 }
 
+/* The mode a snapshot names, as status shows it: a known name, or ours. */
+static const char *
+status_mode(const redisReply *r)
+{
+	static const char *modes[] = { "exclusive", "shared", "semaphore" };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (status_is(r, "", 0, modes[i]))
+			return (modes[i]);
+	return (modes[0]);
+}
+
 /*
  * Parse one snapshot of a lock, the n elements {holders, metadata, count,
- * limit, waiting} of a reply, into v (lock_state_free() or lock_holders_free() frees it);
- * is_sem: a semaphore's metadata; ours: our token, or NULL.  -1 if it has
+ * limit, waiting, mode} of a reply, into v (lock_state_free() or
+ * lock_holders_free() frees it); ours: our token, or NULL.  -1 if it has
  * not that shape.
  */
 int
-lock_view_parse(redisReply *const *el, size_t n, int is_sem,
-    const char *ours, struct lock_view *v)
+lock_view_parse(redisReply *const *el, size_t n, const char *ours,
+    struct lock_view *v)
 {
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (n != 5 || el[0]->type != REDIS_REPLY_ARRAY ||
+	if (n != 6 || el[0]->type != REDIS_REPLY_ARRAY ||
 	    el[1]->type != REDIS_REPLY_ARRAY ||
 	    el[2]->type != REDIS_REPLY_INTEGER ||
 	    el[3]->type != REDIS_REPLY_INTEGER ||
 	    el[4]->type != REDIS_REPLY_INTEGER || el[4]->integer < 0 ||
+	    el[5]->type != REDIS_REPLY_STRING ||
 	    el[2]->integer < (long long)el[0]->elements)
 		return (-1);
 	list = el[0];
@@ -142,6 +157,7 @@ lock_view_parse(redisReply *const *el, size_t n, int is_sem,
 		    e->element[1]->type != REDIS_REPLY_INTEGER)
 			return (-1);
 	}
+	v->mode = status_mode(el[5]);
 	v->holders = xcalloc(list->elements, sizeof(*v->holders));
 	for (i = 0; i < list->elements; i++) {
 		struct lock_holder *h = &v->holders[i];
@@ -152,7 +168,8 @@ lock_view_parse(redisReply *const *el, size_t n, int is_sem,
 		h->token = status_str(e->element[0]);
 		h->ttl_ms = e->element[1]->integer;
 		h->ours = ours != NULL && strcmp(h->token, ours) == 0;
-		status_meta(h, el[1], is_sem);
+		/* A semaphore's and the readers' fields are per token. */
+		status_meta(h, el[1], strcmp(v->mode, "exclusive") != 0);
 	}
 	v->nholders = list->elements;
 	v->nholding = (size_t)el[2]->integer;
@@ -191,28 +208,31 @@ lock_status(struct lock *l, struct lock_state *st)
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
 	argv[2] = l->keys[LK_LEASES];
-	(void)lock_call(l, l->scripts->status, 3, 3, argv, NULL, 0, &rd);
+	(void)lock_call_keys(l, l->scripts->status, 3, argv, 0, &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
 		    rd.replies[i]->type == REDIS_REPLY_ARRAY &&
 		    lock_view_parse(rd.replies[i]->element,
-		    rd.replies[i]->elements, l->spec.mode == LOCK_SEMAPHORE,
-		    l->token, &vs[i]) == 0) {
+		    rd.replies[i]->elements, l->token, &vs[i]) == 0) {
 			answered++;
 			continue;
 		}
 		if (rd.results[i] == CONN_OK)
 			(void)lock_unexpected(l, i, "status", rd.replies[i],
-			    "array of holders, metadata, count, limit and "
-			    "waiters");
+			    "array of holders, metadata, count, limit, "
+			    "waiters and mode");
 		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
 		    conn_error(l->conns[i]));
 	}
 	lock_round_free(l, &rd);
 	st->views = vs;
 	st->nviews = l->nconns;
+	st->mode = l->spec.mode == LOCK_SEMAPHORE ? "semaphore" : "exclusive";
+	for (i = 0; i < l->nconns; i++)
+		if (vs[i].error == NULL && vs[i].nholders > 0)
+			st->mode = vs[i].mode;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
 	lock_state_majority(st, l->quorum);

@@ -73,8 +73,9 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	    (double)block_ms / 1000.0);
 	argv[0] = "BZPOPMIN";
 	lens[0] = 8;
-	/* A fair waiter waits for its own turn, not for any release. */
-	if (l->spec.is_fair) {
+	/* A fair waiter waits for its own turn, not for any release; a
+	 * reader for the release that lets every reader in. */
+	if (l->spec.is_fair || l->spec.mode == LOCK_SHARED) {
 		own = xasprintf("%s%s", l->wake_prefix, l->token);
 		argv[1] = own;
 		lens[1] = strlen(own);
@@ -132,15 +133,23 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	return (rc);
 }
 
-/* A fair waiter that gives up leaves the queue at once (best effort: its
- * lease would drop it anyway). */
+/*
+ * A waiter that gives up leaves the fair queue and drops its intent at
+ * once (best effort: its leases would drop it anyway); one that never
+ * waited (-n, not fair) has left nothing to drop.
+ */
 void
 lock_leave_queue(struct lock *l)
 {
 	const char		*argv[1] = { l->token };
 	struct lock_round	 rd;
+	struct lock_failure	 saved = l->fail;
 
-	(void)lock_call(l, l->scripts->leave, LK_LEASES + 1, 1, argv, NULL, 0,
+	if (!l->spec.is_fair && !l->may_wait)
+		return;
+	(void)lock_call(l, l->scripts->leave, LOCK_NKEYS, 1, argv, NULL, 0,
 	    &rd);
 	lock_round_free(l, &rd);
+	/* Why the acquire failed is what the caller reports. */
+	l->fail = saved;
 }

@@ -80,7 +80,8 @@ struct lock *
 lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
-	    "queue", "leases", "wake" };
+	    "queue", "leases", "wake", "readers", "rmeta", "writers",
+	    "rwait" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	struct lock	*l;
 	size_t		 i;
@@ -93,7 +94,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->spec.command = xstrdup(spec->command != NULL ? spec->command :
 	    "manual");
 	l->scripts = spec->mode == LOCK_SEMAPHORE ? &scripts_semaphore :
-	    &scripts_mutex;
+	    spec->mode == LOCK_SHARED ? &scripts_shared : &scripts_mutex;
 	(void)snprintf(l->limit_arg, sizeof(l->limit_arg), "%lld",
 	    spec->mode == LOCK_SEMAPHORE ? (long long)spec->limit : 0LL);
 	if (spec->token != NULL)
@@ -408,6 +409,33 @@ lock_tally(struct lock *l, const struct lock_round *rd)
 }
 
 /*
+ * Run s (status or extend) with the keys the lock's mode needs: a mutex
+ * names its own three only, since a slot being migrated answers TRYAGAIN
+ * to keys that do not exist there, and readers' keys mostly do not.  A
+ * server that finds readers (a reader's token given without -s) answers
+ * REDLOCK-SHARED, and the call is made again with every key.
+ */
+size_t
+lock_call_keys(struct lock *l, struct script *s, int nargs,
+    const char **argv, int64_t cap_ns, struct lock_round *rd)
+{
+	size_t	i, n;
+
+	if (l->spec.mode != LOCK_MUTEX)
+		return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns,
+		    rd));
+	n = lock_call(l, s, 3, nargs, argv, NULL, cap_ns, rd);
+	for (i = 0; i < l->nconns; i++)
+		if (rd->results[i] == CONN_SERVER_ERROR &&
+		    strstr(conn_error(l->conns[i]), "REDLOCK-SHARED") != NULL)
+			break;
+	if (i == l->nconns)
+		return (n);
+	lock_round_free(l, rd);
+	return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns, rd));
+}
+
+/*
  * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
  * lock the caller takes it for: say so in the caller's terms.
  */
@@ -422,7 +450,7 @@ lock_type_clash(struct lock *l)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
 	code = l->fail.code;
-	if (l->spec.mode == LOCK_MUTEX && strcmp(kind, "zset") == 0) {
+	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
 		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
 		    l->spec.key);
 		l->fail.type_clash = EXIT_USAGE;
@@ -580,7 +608,7 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call(l, l->scripts->extend, 3, 4, argv, NULL, cap_ns, &rd);
+	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	if (rc == EXIT_OK && ttl_ms == 0)
 		ttl_ms = lock_extended_ttl(l, &rd);

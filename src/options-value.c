@@ -217,6 +217,11 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_FAIR:
 		a->fair = 1;
 		return (0);
+	case OPT_SHARED:
+	case OPT_EXCLUSIVE:
+		/* The last one given counts, as with flock's -s and -x. */
+		a->shared = ch == OPT_SHARED;
+		return (0);
 	case OPT_RELEASE_ON_EXIT:
 		a->release_on_exit = 1;
 		return (0);

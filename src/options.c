@@ -87,6 +87,10 @@ const struct options_def options_defs[] = {
 	    "KEY is a semaphore of N slots, not a lock", NULL },
 	{ { { "fair", no_argument, NULL, OPT_FAIR }, 0 }, NULL,
 	    "waiters take the lock in order of arrival", NULL },
+	{ { { "shared", no_argument, NULL, OPT_SHARED }, 0 }, NULL,
+	    "a shared hold: any number at once, none with -x", NULL },
+	{ { { "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, 0 }, NULL,
+	    "an exclusive hold (the default): no other holder", NULL },
 	{ { { "json", no_argument, NULL, OPT_JSON }, 0 }, NULL,
 	    "print JSON", NULL },
 	{ { { "renew", required_argument, NULL, OPT_RENEW }, 0 }, "DUR",
@@ -115,8 +119,6 @@ const struct options_def options_defs[] = {
 static struct options_status options_exit(int);
 static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
-static int	 options_row_taken(const struct cmd_entry *,
-		     const struct options_def *);
 static void	 options_print_version(void);
 static void	 options_defaults(struct cmd_args *);
 static int	 options_word(const struct cmd_entry *, char **,
@@ -158,25 +160,25 @@ options_default(const struct options_def *d, const struct cmd_entry *e)
 	return (d->dflt);
 }
 
+/* Whether verb e (NULL: none) lists option id among its own. */
+static int
+options_listed(const struct cmd_entry *e, int id)
+{
+	size_t i;
+
+	for (i = 0; e != NULL && e->options[i] != 0; i++)
+		if (e->options[i] == id)
+			return (1);
+	return (0);
+}
+
 /* Whether option id is valid with verb e (NULL: before any verb). */
 int
 options_takes(const struct cmd_entry *e, int id)
 {
-	return (options_row_taken(e, options_find(id)));
-}
+	const struct options_def *d = options_find(id);
 
-/* Does verb e (NULL: none) take the option of row d? */
-static int
-options_row_taken(const struct cmd_entry *e, const struct options_def *d)
-{
-	size_t i;
-
-	if (d != NULL && d->getopt.is_global)
-		return (1);
-	for (i = 0; d != NULL && e != NULL && e->options[i] != 0; i++)
-		if (e->options[i] == d->getopt.opt.val)
-			return (1);
-	return (0);
+	return ((d != NULL && d->getopt.is_global) || options_listed(e, id));
 }
 
 /*
@@ -198,9 +200,10 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 	    3);
 	memcpy(*shortopts, "+:", 2);
 	for (d = options_defs; d->getopt.opt.name != NULL; d++) {
-		/* Not options_takes(): its lookup of the row, for each row,
-		 * was a tenth of a start-up's own instructions. */
-		if (!options_row_taken(e, d))
+		/* The row is at hand: no options_find() for each (every
+		 * command line builds these tables). */
+		if (!d->getopt.is_global &&
+		    !options_listed(e, d->getopt.opt.val))
 			continue;
 		(*longopts)[n++] = d->getopt.opt;
 		if (d->getopt.opt.val >= 256 || d->help == NULL)
@@ -351,6 +354,11 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 	}
 	if (seen->have_n)
 		a->wait_ms = 0;
+	if (a->shared && a->limit > 0) {
+		log_warnx("%s: --shared and --limit cannot be used together",
+		    e->name);
+		return (EXIT_USAGE);
+	}
 	if (a->renew_ms != 0 && a->renew_ms >= a->ttl_ms) {
 		log_warnx("%s: --renew must be shorter than the TTL", e->name);
 		return (EXIT_USAGE);

@@ -208,6 +208,7 @@ struct cmd_args {
 	int		  lost_exit_code;
 	int64_t		  limit;	/* --limit N, 0 = mutex */
 	int		  fair;		/* --fair */
+	int		  shared;	/* -s; -x (the default) clears it */
 	int		  release_on_exit;	/* run --release-on-exit */
 	int		  force;	/* release --force */
 	const char	 *shell_command;	/* run -c */
@@ -253,6 +254,8 @@ enum cmd_option {
 	OPT_WAIT = 'w',
 	OPT_CONFLICT_CODE = 'E',
 	OPT_SHELL_COMMAND = 'c',
+	OPT_SHARED = 's',
+	OPT_EXCLUSIVE = 'x',
 	OPT_TOKEN = 256,
 	OPT_JSON,
 	OPT_RENEW,
@@ -389,7 +392,8 @@ void	 conn_command_many(struct conn **, size_t, size_t, int,
  */
 enum lock_mode {
 	LOCK_MUTEX,		/* one holder: the key is the token */
-	LOCK_SEMAPHORE		/* --limit N holders */
+	LOCK_SEMAPHORE,		/* --limit N holders */
+	LOCK_SHARED		/* -s: any number, excluding the mutex */
 };
 enum lock_not_owner {
 	LOCK_GONE = 1,		/* the key no longer exists: expired */
@@ -420,6 +424,7 @@ struct lock_holder {
 /* one server's view of a lock, for status */
 struct lock_view {
 	const char	   *display;	/* the server's URL, redacted */
+	const char	   *mode;	/* "exclusive", "shared", "semaphore" */
 	char		   *error;	/* NULL if it answered */
 	struct lock_holder *holders;
 	size_t		    nholders;	/* listed */
@@ -437,6 +442,7 @@ struct lock_state {
 	size_t		    waiting;	/* fair waiters, seen by a majority */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 	int		    disagree;	/* quorum: the servers' views differ */
+	const char	   *mode;	/* as a holding server names it */
 };
 struct lock;
 struct lock *lock_open(const struct global_opts *, const struct lock_spec *);

@@ -8,9 +8,10 @@
  * the modes, whose snapshot functions it calls.
  *
  *   ARGV[1] how many holders of a semaphore to list at most, ARGV[2] the
- *   most bytes of metadata to return, then for each candidate key three
- *   names: the key, its metadata hash, its fair queue's leases
- *   returns {next, {key, mode, snapshot...}, ...}: the snapshot of each
+ *   most bytes of metadata to return, then for each candidate key five
+ *   names: the key, its metadata hash, its fair queue's leases, its
+ *   readers and their metadata (shared locks)
+ *   returns {next, {key, snapshot...}, ...}: the snapshot of each
  *   candidate that is a held lock (see the modes' snapshot functions; the
  *   number of waiters is added), and next, the index in ARGV of the first
  *   candidate not looked at (0: all were), when the bytes ran out.
@@ -27,28 +28,31 @@
 
 static const char lua_list[] =
 	LUA_SERVER_NOW
+	LUA_SHARED_MARK
 	LUA_WAITING
+	LUA_HOLDERS_SNAPSHOT
 	LUA_MUTEX_SNAPSHOT
 	LUA_SEMAPHORE_SNAPSHOT
 	"local now, max = server_now(), tonumber(ARGV[1])\n"
 	"local budget, out = tonumber(ARGV[2]), {0}\n"
-	"for i = 3, #ARGV, 3 do\n"
-	"  local k, meta = ARGV[i], ARGV[i + 1]\n"
-	"  local s, mode\n"
-	"  if redis.call('EXISTS', meta) == 1 then\n"
+	"for i = 3, #ARGV, 5 do\n"
+	"  local k, meta, rmeta = ARGV[i], ARGV[i + 1], ARGV[i + 4]\n"
+	"  local s\n"
+	"  if redis.call('EXISTS', meta, rmeta) > 0 then\n"
 	"    local t = redis.call('TYPE', k).ok\n"
 	"    if t == 'string' then\n"
-	"      s, mode = mutex_snapshot(k, meta, redis.call('GET', k)), 'exclusive'\n"
+	"      s = mutex_snapshot(k, meta, redis.call('GET', k), ARGV[i + 3],"
+	" rmeta, now, max)\n"
 	"    elseif t == 'zset' then\n"
-	"      s, mode = semaphore_snapshot(k, meta, now, max), 'semaphore'\n"
+	"      s = semaphore_snapshot(k, meta, now, max)\n"
 	"    end\n"
 	"  end\n"
 	"  if s and s[3] > 0 then\n"
 	"    for _, v in ipairs(s[2]) do budget = budget - #v end\n"
 	/* Always one at least, so that every call makes progress. */
 	"    if budget < 0 and #out > 1 then out[1] = i; break end\n"
-	"    out[#out + 1] = {k, mode, s[1], s[2], s[3], s[4],"
-	" waiting(ARGV[i + 2], now)}\n"
+	"    out[#out + 1] = {k, s[1], s[2], s[3], s[4],"
+	" waiting(ARGV[i + 2], now), s[6]}\n"
 	"  end\n"
 	"end\n"
 	"return out\n";

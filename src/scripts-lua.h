@@ -3,8 +3,9 @@
  * The Lua source of every script redlock-cli sends (scripts.c sends them):
  * one script per purpose and lock mode, put together here, at build time,
  * from the fragments below and the mode's own (scripts-mutex.h,
- * scripts-semaphore.h).  src/tools/script-sha.c hashes each one into
- * scripts-sha.h for EVALSHA, so no process hashes Lua at start-up.
+ * scripts-semaphore.h, scripts-shared.h).  src/tools/script-sha.c hashes
+ * each one into scripts-sha.h for EVALSHA, so no process hashes Lua at
+ * start-up.
  *
  * Key layout (lock.c builds the names): KEYS[1] is the lock itself, exactly
  * PREFIX+KEY holding the token, so any client using SET NX PX on the same
@@ -12,7 +13,9 @@
  * the fair queue and the wake key share its Cluster slot:
  *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash,
  *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
- *   KEYS[6] wake key.
+ *   KEYS[6] wake key, and for shared locks (scripts-shared.h):
+ *   KEYS[7] readers (zset), KEYS[8] readers' metadata (hash),
+ *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
  *
  * Every key expires (bounded footprint): the lock and a fair queue's keys
  * with their own TTLs, the fence counter, the metadata and the wake keys
@@ -33,6 +36,10 @@
  *   mode_holds(token)  whether token holds a slot
  *   mode_set_fence(token, fence)  the holder's fence, in its metadata
  *   mode_drop_all()    force: remove every holder, return who they were
+ *   mode_wait(token, now)  a refused caller that will wait: note it
+ *                      (a writer's intent keeps new readers out)
+ *   mode_fence(ttl)    the fence of a new holder: next_fence(ttl), or
+ *                      for a reader the counter as it is
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -61,19 +68,24 @@
 	"end\n"
 
 /*
- * The next fence: one more than the counter, and never less than the
- * server's time in ms.  The counter expires with the lock (LUA_LINGER_MS
- * after its TTL), so that a name nobody uses leaves nothing behind; a
- * counter that starts again then starts from the clock, above every fence
- * given before, as long as the server's clock has not stepped back by more
- * than the time the counter was gone.  ttl: the lock's, in ms.
+ * The next fence: one more than the counter.  The counter expires with
+ * the lock (LUA_LINGER_MS after its TTL), so that a name nobody uses
+ * leaves nothing behind; a counter that starts again starts from the
+ * server's time in ms, above every fence given before as long as the
+ * server's clock has not stepped back by more than the time the counter
+ * was gone, and the name was taken less than once a millisecond on
+ * average while it lived.  The clock is asked only then: INCR and PEXPIRE
+ * are the two calls of every other take.  ttl: the lock's, in ms.
  */
 #define LUA_NEXT_FENCE							\
 	"local function next_fence(ttl)\n"				\
-	"  local f = (tonumber(redis.call('GET', KEYS[2])) or 0) + 1\n"\
-	"  local now = server_now()\n"					\
-	"  if now > f then f = now end\n"				\
-	"  redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
+	"  local f = redis.call('INCR', KEYS[2])\n"			\
+	"  if f == 1 then\n"						\
+	"    f = server_now()\n"					\
+	"    redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
+	"  else\n"							\
+	"    redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  end\n"							\
 	"  return f\n"							\
 	"end\n"
 
@@ -103,6 +115,33 @@
  * lock scripts) has not run out.  Waiters without --fair block on the wake
  * key and are known to nobody, so they are not counted.
  */
+/*
+ * A snapshot of the holders in sorted set k (token -> expiry, server time
+ * now), whose metadata fields in hash meta are "<token>:field", for status
+ * and list: {{{token, ms left}, ...}, {field, value, ...}, count, limit,
+ * waiting (0: the caller counts them), mode}, with at most max holders
+ * listed and only their fields, so that the reply stays within the
+ * client's bounds however many hold.  Read only: expired holders are
+ * skipped, not dropped.  A semaphore's slots and the readers of a shared
+ * lock alike.
+ */
+#define LUA_HOLDERS_SNAPSHOT						\
+	"local function holders_snapshot(k, meta, now, max, limit, mode)\n"\
+	"  local holders, m = {}, {}\n"				\
+	"  local z = redis.call('ZRANGEBYSCORE', k, '(' .. now, '+inf',"	\
+	" 'WITHSCORES', 'LIMIT', 0, max)\n"				\
+	"  for i = 1, #z, 2 do\n"					\
+	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"	\
+	"    for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'})"\
+	" do\n"							\
+	"      local v = redis.call('HGET', meta, z[i] .. ':' .. f)\n"	\
+	"      if v then m[#m + 1] = z[i] .. ':' .. f; m[#m + 1] = v end\n"\
+	"    end\n"							\
+	"  end\n"							\
+	"  return {holders, m, redis.call('ZCOUNT', k, '(' .. now, '+inf'),"\
+	" limit, 0, mode}\n"						\
+	"end\n"
+
 #define LUA_WAITING							\
 	"local function waiting(leases, now)\n"			\
 	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
@@ -142,7 +181,8 @@
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
  *   (a semaphore's), ARGV[8] fair lease ms (0 = not fair), ARGV[9] prefix
- *   of per-waiter wake keys
+ *   of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n, the
+ *   caller will not wait)
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
@@ -161,6 +201,7 @@
 	"if mine then return {1, mine} end\n"				\
 	"local free, hint = mode_room(now)\n"				\
 	"local function busy(unknown)\n"				\
+	"  mode_wait(token, now)\n"					\
 	"  local h = mode_holder()\n"					\
 	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5]}\n"\
 	"end\n"							\
@@ -170,7 +211,7 @@
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
 	"end\n"							\
-	"local f = next_fence(ttl)\n"					\
+	"local f = mode_fence(ttl)\n"					\
 	"mode_take(token, ttl, now, f)\n"				\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
@@ -250,16 +291,21 @@
 	"return removed\n"
 
 /*
- * leave: a fair waiter that gives up (-w ran out) leaves the queue now
- * rather than when its lease ends; the same in every mode.
- *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases;
+ * leave: a fair waiter, or a waiter that noted its intent (mode_wait),
+ * that gives up (-w ran out) leaves the queue now rather than when its
+ * lease ends; the same in every mode.
+ *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases,
+ *   KEYS[6..8] unused, KEYS[9] waiting writers, KEYS[10] waiting readers;
  *   ARGV[1] token
  */
 static const char lua_leave[] =
 	"redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
+	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
+	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";
 
+#include "scripts-shared.h"
 #include "scripts-mutex.h"
 #include "scripts-semaphore.h"
 #include "scripts-list.h"
@@ -279,6 +325,10 @@ static const char lua_leave[] =
 	X(SEMAPHORE_STATUS, lua_semaphore_status)			\
 	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)		\
 	X(SEMAPHORE_FORCE, lua_semaphore_force)				\
-	X(LIST, lua_list)
+	X(LIST, lua_list)						\
+	X(SHARED_ACQUIRE, lua_shared_acquire)				\
+	X(SHARED_RELEASE, lua_shared_release)				\
+	X(SHARED_EXTEND, lua_shared_extend)				\
+	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)
 
 #endif /* SCRIPTS_LUA_H */

@@ -101,7 +101,9 @@
 	"  end\n"							\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return removed\n"						\
-	"end\n"
+	"end\n"							\
+	"local function mode_wait(token, now) end\n"			\
+	"local function mode_fence(ttl) return next_fence(ttl) end\n"
 
 static const char lua_semaphore_acquire[] =
 	LUA_CLASH
@@ -140,26 +142,13 @@ static const char lua_semaphore_force[] =
 
 /*
  * A snapshot of semaphore k with metadata hash meta at server time now,
- * for status and list: {{{token, ms left}, ...}, {field, value, ...},
- * count, limit}, with at most max holders listed and only their fields,
- * so that the reply stays within the client's bounds however many hold.
- * Read only: expired holders are skipped, not dropped.
+ * for status and list (see holders_snapshot), with the limit it was
+ * taken with.
  */
 #define LUA_SEMAPHORE_SNAPSHOT						\
 	"local function semaphore_snapshot(k, meta, now, max)\n"	\
-	"  local holders, m = {}, {}\n"				\
-	"  local z = redis.call('ZRANGEBYSCORE', k, '(' .. now, '+inf',"	\
-	" 'WITHSCORES', 'LIMIT', 0, max)\n"				\
-	"  for i = 1, #z, 2 do\n"					\
-	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"	\
-	"    for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'})"\
-	" do\n"							\
-	"      local v = redis.call('HGET', meta, z[i] .. ':' .. f)\n"	\
-	"      if v then m[#m + 1] = z[i] .. ':' .. f; m[#m + 1] = v end\n"\
-	"    end\n"							\
-	"  end\n"							\
-	"  return {holders, m, redis.call('ZCOUNT', k, '(' .. now, '+inf'),"\
-	" tonumber(redis.call('HGET', meta, 'limit')) or 0}\n"		\
+	"  return holders_snapshot(k, meta, now, max,"			\
+	" tonumber(redis.call('HGET', meta, 'limit')) or 0, 'semaphore')\n"\
 	"end\n"
 
 /*
@@ -174,6 +163,7 @@ static const char lua_semaphore_status[] =
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(1)
 	LUA_WAITING
+	LUA_HOLDERS_SNAPSHOT
 	LUA_SEMAPHORE_SNAPSHOT
 	"if mode_check() then return clash() end\n"
 	"local now = server_now()\n"

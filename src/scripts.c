@@ -47,6 +47,10 @@ SCRIPT(SEMAPHORE_FORCE, lua_semaphore_force, 0);
 SCRIPT(LIST, lua_list, 0);
 
 struct script *const scripts_list = &script_LIST;
+SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
+SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
+SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
+SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
 
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
@@ -58,6 +62,12 @@ const struct lock_scripts scripts_semaphore = {
 	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
 	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE,
 	&script_SEMAPHORE_FORCE
+};
+/* status is the mutex's: it shows either kind, as status takes no -s. */
+const struct lock_scripts scripts_shared = {
+	&script_SHARED_ACQUIRE, &script_SHARED_RELEASE, &script_SHARED_EXTEND,
+	&script_MUTEX_STATUS, &script_SHARED_RAISE_FENCE, &script_LEAVE,
+	&script_MUTEX_FORCE
 };
 
 /*

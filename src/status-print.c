@@ -16,6 +16,8 @@ static void	status_print_holder_json(const struct lock_holder *);
 static void	status_print_line(const char *, const char *);
 static void	status_print_servers(const struct lock_state *, int);
 static void	status_print_holder_brief(const struct lock_holder *);
+static const char *status_print_mode(int64_t, const struct lock_state *);
+static void	status_print_holders_json(const struct lock_state *);
 
 /* Another holder's token would let anyone release its lock: show a
  * recognisable prefix only. */
@@ -151,48 +153,72 @@ status_print_servers(const struct lock_state *st, int json)
 		(void)fputs("]", stdout);
 }
 
+/* The mode to show: a holding server's, or the one the caller asked. */
+static const char *
+status_print_mode(int64_t limit, const struct lock_state *st)
+{
+	if (st->mode != NULL)
+		return (st->mode);
+	return (limit != 0 ? "semaphore" : "exclusive");
+}
+
+/* Every holder's fields, as a JSON "holders" array. */
+static void
+status_print_holders_json(const struct lock_state *st)
+{
+	size_t i;
+
+	(void)fputs(",\"holders\":[", stdout);
+	for (i = 0; i < st->nholders; i++) {
+		(void)fputs(i ? ",{" : "{", stdout);
+		status_print_holder_json(&st->holders[i]);
+		(void)fputs("}", stdout);
+	}
+	(void)fputs("]", stdout);
+	if (st->unlisted > 0)
+		(void)printf(",\"holders_unlisted\":%zu", st->unlisted);
+}
+
 /*
- * The lock key as one JSON object, without a newline: the holder's fields,
- * or every holder's when it is a semaphore of limit slots (0: a mutex;
- * -1: a semaphore whose limit is not known).
+ * The lock key as one JSON object, without a newline: its mode, the
+ * waiters, and every holder in "holders"; an exclusive holder's fields
+ * also at the top, as before there were other modes.  limit: a
+ * semaphore's slots (0: not a semaphore; -1: a semaphore whose limit is
+ * not known).
  */
 void
 status_print_json(const char *key, int64_t limit, const struct lock_state *st)
 {
-	size_t i, n = st->nholders;
+	const char	*mode = status_print_mode(limit, st);
+	size_t		 n = st->nholders;
 
 	(void)fputs("{\"key\":", stdout);
 	json_string(key);
 	(void)printf(",\"held\":%s,\"mode\":\"%s\",\"waiting\":%zu",
-	    n > 0 ? "true" : "false", limit != 0 ? "semaphore" : "exclusive",
-	    st->waiting);
-	if (limit != 0) {
-		if (limit > 0)
-			(void)printf(",\"limit\":%lld", (long long)limit);
-		(void)fputs(",\"holders\":[", stdout);
-		for (i = 0; i < n; i++) {
-			(void)fputs(i ? ",{" : "{", stdout);
-			status_print_holder_json(&st->holders[i]);
-			(void)fputs("}", stdout);
-		}
-		(void)fputs("]", stdout);
-		if (st->unlisted > 0)
-			(void)printf(",\"holders_unlisted\":%zu",
-			    st->unlisted);
-	} else if (n > 0) {
+	    n > 0 ? "true" : "false", mode, st->waiting);
+	if (limit > 0)
+		(void)printf(",\"limit\":%lld", (long long)limit);
+	if (n > 0 && strcmp(mode, "exclusive") == 0) {
 		(void)fputs(",", stdout);
 		status_print_holder_json(&st->holders[0]);
 	}
+	if (n > 0 || limit != 0)
+		status_print_holders_json(st);
 	if (st->nviews > 1)
 		status_print_servers(st, 1);
 	(void)fputs("}", stdout);
 }
 
-/* "free", or the lines of the holder (of each holder, with a limit). */
+/*
+ * "free", or the lines of the holder; of each holder, after a count, for
+ * a semaphore and for shared holders (with their mode).
+ */
 void
 status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 {
-	size_t i, n = st->nholders;
+	const char	*mode = status_print_mode(limit, st);
+	size_t		 i, n = st->nholders;
+	int		 is_many = limit != 0 || strcmp(mode, "shared") == 0;
 
 	if (n == 0) {
 		(void)puts("free");
@@ -202,10 +228,13 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 	}
 	status_print_line("key", key);
 	if (limit > 0)
-		(void)printf("limit: %lld\nholders: %zu\n",
-		    (long long)limit, n + st->unlisted);
+		(void)printf("limit: %lld\n", (long long)limit);
+	else if (is_many)
+		(void)printf("mode: %s\n", mode);
+	if (is_many)
+		(void)printf("holders: %zu\n", n + st->unlisted);
 	for (i = 0; i < n; i++) {
-		if (limit > 0)
+		if (is_many)
 			(void)puts("");
 		status_print_holder_text(&st->holders[i]);
 	}
@@ -214,12 +243,11 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 		    st->unlisted);
 	/* Only when some wait: most locks have nobody queued. */
 	if (st->waiting > 0)
-		(void)printf("%swaiting: %zu\n", limit > 0 ? "\n" : "",
+		(void)printf("%swaiting: %zu\n", is_many ? "\n" : "",
 		    st->waiting);
 	if (st->nviews > 1)
 		status_print_servers(st, 0);
 }
-
 
 /*
  * One holder, in a line: "HOST pid P (COMMAND, since TIME, ttl 29.5s)",
@@ -260,7 +288,7 @@ status_print_entry(const char *key, int64_t limit, const struct lock_state *st)
 	size_t	i;
 
 	log_sanitize(safe, sizeof(safe), key, strlen(key));
-	(void)printf("%s %s", safe, limit != 0 ? "semaphore" : "exclusive");
+	(void)printf("%s %s", safe, status_print_mode(limit, st));
 	if (limit > 0)
 		(void)printf(" %zu/%lld", st->nholders + st->unlisted,
 		    (long long)limit);

@@ -40,7 +40,7 @@ expected_help() {
 	acquire)
 		cat <<'EOF'
 usage: redlock-cli acquire KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK]
-                           [--limit N] [--fair] [--json]
+                           [-s | -x] [--limit N] [--fair] [--json]
 
 take the lock and print its token; wait for it unless -n or -w
 
@@ -50,6 +50,8 @@ EOF
 		cat <<'EOF'
       --token TOK         the lock's token (default: a new random one)
       --json              print JSON
+  -s, --shared            a shared hold: any number at once, none with -x
+  -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              waiters take the lock in order of arrival
 EOF
@@ -81,8 +83,8 @@ EOF
 		help_end 'redlock-cli extend deploy --token "$TOKEN" -t 10m' ;;
 	run)
 		cat <<'EOF'
-usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N]
-                       [--fair] [--renew DUR] [--lost-signal SIG]
+usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x]
+                       [--limit N] [--fair] [--renew DUR] [--lost-signal SIG]
                        [--kill-after DUR] [--lost-exit-code N]
                        [--release-on-exit] [--jitter DUR] [--min-hold DUR]
                        (-- CMD [ARG...] | -c 'SHELL COMMAND')
@@ -103,6 +105,8 @@ EOF
       --min-hold DUR      hold the lock DUR at least, even if CMD ends sooner
                           (default: 0)
   -c, --command STRING    run /bin/sh -c STRING instead of -- CMD
+  -s, --shared            a shared hold: any number at once, none with -x
+  -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              waiters take the lock in order of arrival
       --release-on-exit   release when CMD exits, not when all it started have

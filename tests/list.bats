@@ -124,7 +124,7 @@ PY
 	run -0 redlock-cli status a --json
 	local st=$output
 	run -0 redlock-cli list a --json
-	[ "$(sed 's/"ttl_ms":[0-9]*//' <<<"${output:1:-1}")" = "$(sed 's/"ttl_ms":[0-9]*//' <<<"$st")" ]
+	[ "$(sed 's/"ttl_ms":[0-9]*//g' <<<"${output:1:-1}")" = "$(sed 's/"ttl_ms":[0-9]*//g' <<<"$st")" ]
 }
 
 @test "list with nothing held prints nothing and exits 0, also with --json" {

@@ -118,8 +118,9 @@ setup() {
 	refute_output --partial foreign-client-token
 	run --separate-stderr redlock-cli status k --json
 	assert_success
+	# Issue 16: the mode and a "holders" array, in every mode.
 	assert_output --regexp \
-	    '^\{"key":"k","held":true,"mode":"exclusive","waiting":0,"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}$'
+	    '^\{"key":"k","held":true,"mode":"exclusive","waiting":0,"token":"foreign-\.\.\.","ttl_ms":[0-9]+,"holders":\[\{"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}\]\}$'
 }
 
 @test "status does not show an earlier holder's metadata for a foreign lock" {
