@@ -192,7 +192,7 @@ dead_port() { free_port; }
 	run --separate-stderr redlock-cli -u "$SURL" acquire k -n
 	assert_failure 1
 	assert_output ''
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line k
 
 	run --separate-stderr redlock-cli -u "$SURL" release k --token "$token"
 	assert_success
