@@ -196,7 +196,7 @@ EOF
 	key_gone main k
 }
 
-@test "one release wakes one of 20 waiters: at most 3 scripts and under 10 server commands per hand-off, 2 BZPOPMINs per waiter" {
+@test "one release wakes one of 20 waiters: at most 3 scripts and 12 server commands per hand-off, 2 BZPOPMINs per waiter" {
 	local i pids=() tok before scripts bzpopmins bad=0 all all_before bz_unseen
 	# The counts hold while no waiter's fallback poll (1.5 s or more)
 	# fires during the hand-offs: not so under valgrind.
@@ -235,12 +235,17 @@ EOF
 	# Each waiter blocks once, and is woken once.
 	[ "$bzpopmins" -ge 20 ]
 	[ "$bzpopmins" -le 40 ]
-	# Issue 4: under 10 server commands per hand-off, counted as INFO
-	# commandstats does (the scripts' own calls included), without the
-	# wake-ups of the BZPOPMINs that blocked before this count began.
+	# Server commands per hand-off, counted as INFO commandstats does
+	# (the scripts' own calls included), without the wake-ups of the
+	# BZPOPMINs that blocked before this count began.  A take is 5
+	# (EVALSHA, SET NX PX, INCR of the fence, HSET and PEXPIRE of the
+	# metadata) and a release 6 (EVALSHA, GET, DEL, EXISTS of the queue
+	# and the waiting readers, ZADD and PEXPIRE of the wake key): 11,
+	# where issue 4 had 9 before every key had to expire (issue 17) and
+	# readers could wait (issue 16).  A herd would be hundreds.
 	all=$(( $(all_calls) - all_before - bz_unseen ))
 	echo "20 hand-offs: $all server commands ($bz_unseen wake-ups left out)"
-	[ "$all" -lt 200 ]
+	[ "$all" -le 240 ]
 }
 
 # --- fairness -----------------------------------------------------------
