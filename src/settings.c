@@ -19,6 +19,8 @@
 
 static int	 settings_read_password_file(struct global_opts *);
 static void	 settings_split_urls(struct global_opts *, const char *);
+static int	 settings_urls(struct global_opts *);
+static int	 settings_tls(struct global_opts *);
 
 /* $REDLOCK_URL may list several URLs, separated by commas or spaces. */
 static void
@@ -123,16 +125,38 @@ settings_read_password_file(struct global_opts *g)
 int
 settings_setup(struct global_opts *g)
 {
-	const char	*env, *errstr, *var;
-	char		*shown;
-	size_t		 i;
-	int		 rc, from_command_line = g->nurl_strings > 0;
+	const char	*env;
+	int		 rc;
 
 	log_verbosity = g->quiet ? -1 : g->verbose;
 	if (g->use_syslog)
 		log_open_syslog();
 	if (g->prefix == NULL && (env = getenv("REDLOCK_PREFIX")) != NULL)
 		g->prefix = env;
+	if ((rc = settings_urls(g)) != 0 || (rc = settings_tls(g)) != 0)
+		return (rc);
+	if (g->user == NULL && (env = getenv("REDLOCK_USER")) != NULL &&
+	    *env != '\0')
+		g->user = env;
+	if (g->password_file != NULL) {
+		if ((rc = settings_read_password_file(g)) != 0)
+			return (rc);
+	} else if ((env = getenv("REDLOCK_PASSWORD")) != NULL && *env != '\0')
+		g->password = xstrdup(env);
+	else if ((env = getenv("REDISCLI_AUTH")) != NULL && *env != '\0')
+		g->password = xstrdup(env);
+	return (0);
+}
+
+/* The URLs: from -u, else the environment, else the default; parsed. */
+static int
+settings_urls(struct global_opts *g)
+{
+	const char	*env, *errstr, *var;
+	char		*shown;
+	size_t		 i;
+	int		 from_command_line = g->nurl_strings > 0;
+
 	if (g->nurl_strings == 0) {
 		/* The variable the URLs came from, for the message. */
 		if ((env = getenv(var = "REDLOCK_URL")) == NULL || *env == '\0')
@@ -161,30 +185,29 @@ settings_setup(struct global_opts *g)
 			    "line may be seen by other users; use "
 			    "--password-file or REDISCLI_AUTH");
 	}
+	return (0);
+}
+
+/* TLS, for every URL with --tls, or for the rediss:// ones. */
+static int
+settings_tls(struct global_opts *g)
+{
+	char	err[512];
+	size_t	i;
+	int	rc;
+
 	for (i = 0; i < g->nurls; i++)
 		if (g->urls[i].is_tls)
 			g->tls.enabled = 2;	/* some URLs, not all */
-	if (g->tls.enabled) {
-		char err[512];
-
-		if ((rc = tls_setup(&g->tls, err, sizeof(err))) != 0) {
-			log_warnx("%s", err);
-			return (rc);
-		}
-		if (g->tls.insecure)
-			log_warnx("warning: --insecure: the server's "
-			    "certificate is not verified");
+	if (!g->tls.enabled)
+		return (0);
+	if ((rc = tls_setup(&g->tls, err, sizeof(err))) != 0) {
+		log_warnx("%s", err);
+		return (rc);
 	}
-	if (g->user == NULL && (env = getenv("REDLOCK_USER")) != NULL &&
-	    *env != '\0')
-		g->user = env;
-	if (g->password_file != NULL) {
-		if ((rc = settings_read_password_file(g)) != 0)
-			return (rc);
-	} else if ((env = getenv("REDLOCK_PASSWORD")) != NULL && *env != '\0')
-		g->password = xstrdup(env);
-	else if ((env = getenv("REDISCLI_AUTH")) != NULL && *env != '\0')
-		g->password = xstrdup(env);
+	if (g->tls.insecure)
+		log_warnx("warning: --insecure: the server's certificate is "
+		    "not verified");
 	return (0);
 }
 

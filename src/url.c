@@ -32,6 +32,8 @@ static int	 url_parse_net(const char *, enum url_kind, struct redis_url *,
 static int	 url_parse_unix(const char *, struct redis_url *,
 		     const char **);
 static void	 url_make_display(struct redis_url *);
+static int	 url_master_name(const char **, struct redis_url *,
+		     const char **);
 static const char *url_set_error(const char **, char *);
 static int	 url_parse_query(const char *, struct redis_url *,
 		     const char **);
@@ -170,6 +172,24 @@ url_parse_host(const char **pp, int default_port, struct redis_url *u,
 	return (0);
 }
 
+/* A Sentinel URL's "/master" at *p, past it. */
+static int
+url_master_name(const char **p, struct redis_url *u, const char **errstr)
+{
+	const char *name;
+
+	if (**p != '/' || (*p)[1] == '\0' || (*p)[1] == '/') {
+		*errstr = "missing master name";
+		return (-1);
+	}
+	name = ++*p;
+	*p += strcspn(*p, "/?");
+	u->master_name = xmalloc((size_t)(*p - name) + 1);
+	memcpy(u->master_name, name, (size_t)(*p - name));
+	u->master_name[*p - name] = '\0';
+	return (0);
+}
+
 /*
  * redis://, redis-sentinel:// and redis+cluster://: user-info, then one
  * host (or, for the last two, a comma-separated list), then a path:
@@ -179,7 +199,7 @@ static int
 url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
     const char **errstr)
 {
-	const char	*at, *p, *name;
+	const char	*at, *p;
 	long long	 v;
 
 	u->kind = kind;
@@ -206,17 +226,8 @@ url_parse_net(const char *rest, enum url_kind kind, struct redis_url *u,
 	}
 	u->host = u->hosts[0].host;
 	u->port = u->hosts[0].port;
-	if (kind == URL_SENTINEL) {
-		if (*p != '/' || p[1] == '\0' || p[1] == '/') {
-			*errstr = "missing master name";
-			return (-1);
-		}
-		name = ++p;
-		p += strcspn(p, "/?");
-		u->master_name = xmalloc((size_t)(p - name) + 1);
-		memcpy(u->master_name, name, (size_t)(p - name));
-		u->master_name[p - name] = '\0';
-	}
+	if (kind == URL_SENTINEL && url_master_name(&p, u, errstr) == -1)
+		return (-1);
 	if (*p == '/') {
 		p++;
 		if (*p != '\0' && *p != '?') {

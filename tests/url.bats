@@ -492,7 +492,7 @@ NEAR_MISSES=(
 	    acquire k -n
 	assert_failure 1
 	assert_stderr_line "$WARNING"
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line k
 }
 
 @test "a URL without a password draws no warning" {
