@@ -195,6 +195,9 @@ cmd_status_print_json(const struct cmd_args *a, const struct lock_state *st)
 		(void)fputs(",", stdout);
 		cmd_status_json(&st->holders[0]);
 	}
+	(void)fputs(",\"queue\":", stdout);
+	json_string(st->queue[0] != '\0' ? st->queue : "any");
+	(void)printf(",\"waiting\":%zu", st->waiting);
 	if (st->nviews > 1)
 		cmd_status_servers(st, 1);
 	(void)fputs("}\n", stdout);
@@ -224,6 +227,10 @@ cmd_status_print_text(const struct cmd_args *a, const struct lock_state *st)
 	if (st->unlisted > 0)
 		(void)printf("\n(%zu more holders not listed)\n",
 		    st->unlisted);
+	if (a->limit > 0)
+		(void)puts("");
+	cmd_status_line("queue", st->queue[0] != '\0' ? st->queue : "any");
+	(void)printf("waiting: %zu\n", st->waiting);
 	if (st->nviews > 1)
 		cmd_status_servers(st, 0);
 }

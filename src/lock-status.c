@@ -23,6 +23,28 @@ static int	 status_parse(struct lock *, size_t, const redisReply *,
 		     struct lock_view *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static void	 lock_holders_free(struct lock_holder *, size_t);
+static void	 status_queue(struct lock_state *, const redisReply *);
+
+/*
+ * The queue, after the holders: how many wait (the most any server
+ * counts) and in which mode (the first server's that names one).
+ */
+static void
+status_queue(struct lock_state *st, const redisReply *r)
+{
+	const redisReply *mode;
+
+	if (r->elements < 5 || r->element[3]->type != REDIS_REPLY_INTEGER ||
+	    r->element[4]->type != REDIS_REPLY_STRING)
+		return;
+	if (r->element[3]->integer > (long long)st->waiting)
+		st->waiting = (size_t)r->element[3]->integer;
+	mode = r->element[4];
+	if ((st->queue[0] == '\0' || strcmp(st->queue, "any") == 0) &&
+	    mode->len < sizeof(st->queue))
+		log_sanitize(st->queue, sizeof(st->queue), mode->str,
+		    mode->len);
+}
 
 static char *
 status_str(const redisReply *r)
@@ -122,7 +144,7 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
 	    r->element[0]->type != REDIS_REPLY_ARRAY ||
 	    r->element[1]->type != REDIS_REPLY_ARRAY ||
 	    r->element[2]->type != REDIS_REPLY_INTEGER ||
@@ -185,13 +207,15 @@ lock_status(struct lock *l, struct lock_state *st)
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, 3, 2, argv, NULL, 0, &rd);
+	(void)lock_call(l, l->scripts->status, LK_LEASES + 1, 2, argv, NULL, 0,
+	    &rd);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
 		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
 			answered++;
+			status_queue(st, rd.replies[i]);
 			if (vs[i].nholding - vs[i].nholders > st->unlisted)
 				st->unlisted = vs[i].nholding - vs[i].nholders;
 			continue;

@@ -114,11 +114,16 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
 	lock_wait_unheld(l, 0, &held);
-	free(own);
 	rc = -1;
 	for (i = 0; i < l->nconns; i++) {
+		/* A note in our own key: a newer waiter superseded us. */
+		if (own != NULL && results[i] == CONN_OK &&
+		    lock_wake_note(l, replies[i]))
+			rc = EXIT_SUPERSEDED;
 		if (replies[i] != NULL)
 			freeReplyObject(replies[i]);
+		if (rc == EXIT_SUPERSEDED)
+			continue;
 		/* MOVED: the next attempt follows it, then waits there. */
 		if (results[i] == CONN_OK || results[i] == CONN_REDIRECT)
 			rc = 0;
@@ -140,6 +145,7 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 		rc = conn_exit_code(results[0]);
 		lock_failed(l, rc, "%s", conn_error(l->conns[0]));
 	}
+	free(own);
 	free(replies);
 	free(results);
 	return (rc);

@@ -86,7 +86,26 @@ const struct options_def options_defs[] = {
 	{ { { "limit", required_argument, NULL, OPT_LIMIT }, 0 }, "N",
 	    "KEY is a semaphore of N slots, not a lock", NULL },
 	{ { { "fair", no_argument, NULL, OPT_FAIR }, 0 }, NULL,
-	    "waiters take the lock in order of arrival", NULL },
+	    "the same as --queue fifo", NULL },
+	{ { { "queue", required_argument, NULL, OPT_QUEUE }, 0 }, "MODE",
+	    "how waiters queue: any, fifo (by arrival) or latest", "any" },
+	{ { { "order", required_argument, NULL, OPT_ORDER }, 0 }, "N",
+	    "rank waiters by N, not by arrival (e.g. a pipeline id)", NULL },
+	{ { { "skip-outdated", no_argument, NULL, OPT_SKIP_OUTDATED }, 0 },
+	    NULL, "exit 81 if an order >= N already ran (needs --order)",
+	    NULL },
+	{ { { "cancel-running", optional_argument, NULL,
+	    OPT_CANCEL_RUNNING }, 0 }, "GRACE",
+	    "stop the running holder, SIGKILL after GRACE", "10s" },
+	{ { { "superseded-exit-code", required_argument, NULL,
+	    OPT_SUPERSEDED_CODE }, 0 }, "N",
+	    "exit status when a newer waiter came first", "80" },
+	{ { { "outdated-exit-code", required_argument, NULL,
+	    OPT_OUTDATED_CODE }, 0 }, "N",
+	    "exit status when a newer order already ran", "81" },
+	{ { { "cancelled-exit-code", required_argument, NULL,
+	    OPT_CANCELLED_CODE }, 0 }, "N",
+	    "exit status when a newer run cancelled CMD", "82" },
 	{ { { "json", no_argument, NULL, OPT_JSON }, 0 }, NULL,
 	    "print JSON", NULL },
 	{ { { "renew", required_argument, NULL, OPT_RENEW }, 0 }, "DUR",
@@ -261,6 +280,11 @@ options_defaults(struct cmd_args *a)
 	a->conflict_code = EXIT_BUSY;
 	a->lost_signal = SIGTERM;
 	a->lost_exit_code = EXIT_LOST;
+	a->order = -1;
+	a->cancel_grace_ms = -1;
+	a->superseded_code = EXIT_SUPERSEDED;
+	a->outdated_code = EXIT_OUTDATED;
+	a->cancelled_code = EXIT_CANCELLED;
 }
 
 /*
@@ -339,6 +363,14 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 	}
 	if (seen->have_n)
 		a->wait_ms = 0;
+	if (a->skip_outdated && a->order < 0) {
+		log_warnx("%s: --skip-outdated needs --order", e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->cancel_grace_ms >= 0 && a->queue != LOCK_QUEUE_LATEST) {
+		log_warnx("%s: --cancel-running needs --queue latest", e->name);
+		return (EXIT_USAGE);
+	}
 	if (a->renew_ms != 0 && a->renew_ms >= a->ttl_ms) {
 		log_warnx("%s: --renew must be shorter than the TTL", e->name);
 		return (EXIT_USAGE);

@@ -52,14 +52,14 @@
  * again is a no-op, so however many releases nobody waited for, the next
  * waiter finds at most one stale wake-up (one spare attempt), and no call
  * is spent keeping it that way.  Like the fence counter it outlives the
- * lock (one small key per lock name).  The head of a fair queue gets a
- * wake key of its own, which expires, since there is one per waiter.
- * ARGV[prefix] is the prefix of the per-waiter wake keys.
+ * lock (one small key per lock name).  The head of a queue (the lowest
+ * rank) gets a wake key of its own, which expires, since there is one per
+ * waiter.  ARGV[prefix] is the prefix of the per-waiter wake keys.
  */
 #define LUA_WAKE(prefix)						\
 	"local function wake_waiters()\n"				\
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
-	"  local head = redis.call('LINDEX', KEYS[4], 0)\n"		\
+	"  local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]\n"	\
 	"  if head then\n"						\
 	"    local k = ARGV[" #prefix "] .. head\n"			\
 	"    redis.call('ZADD', k, 0, 'go')\n"				\
@@ -68,30 +68,98 @@
 	"end\n"
 
 /*
- * The fair queue (--fair): waiters in arrival order, each with a lease
- * that its every attempt refreshes, so a dead waiter blocks the queue for
- * no longer than its lease.  queue_admit() answers nil when token may take
- * a slot now (and takes it out of the queue), or the busy reply.
+ * The queue (--queue fifo or latest): a sorted set of waiters by rank,
+ * the rank being --order N or the time the waiter first tried, which the
+ * client chose once and sends with every attempt, so that a retry keeps
+ * its place and every server of a quorum ranks alike, whichever of them
+ * a split vote or an outage made it miss; ties go by token.  Each waiter
+ * has a lease that its every attempt refreshes, so a dead one blocks the
+ * queue no longer than that.  KEYS[4]..':who' holds each waiter's "pid
+ * host", for the message of the one it supersedes, and under the field ''
+ * (no token is empty) the queue's mode, for status.
+ *
+ * latest keeps one waiter: the highest rank.  A newcomer that outranks the
+ * queued ones drops them, and leaves each a note "superseded PID HOST" in
+ * its own wake key (score -1: popped before a 'go'), where its BZPOPMIN
+ * finds it at once; the note stays as long as the key, so a waiter that
+ * was between attempts finds it in its next one.  A newcomer that does not
+ * outrank the queued one is superseded itself, at once.
+ *
+ * --cancel-running: a latest waiter kept waiting leaves the holder, if
+ * that holder listens (a run of --queue latest), a note "cancelled GRACE
+ * PID HOST" in its key ARGV[13]..token, on which it blocks between
+ * renewals (lock-queue.c).
+ *
+ * queue_admit() answers nil when token may take a slot now (and takes it
+ * out of the queue), or the reply: busy, or {2, 0, '', HOST, PID, '', ''}
+ * when superseded.
+ *   ARGV[9] wake prefix, ARGV[10] mode, ARGV[11] rank, ARGV[12] cancel
+ *   grace ms ('': no cancel), ARGV[13] cancel prefix
  */
-#define LUA_FAIR_QUEUE							\
+#define LUA_QUEUE							\
+	"local who = KEYS[4] .. ':who'\n"				\
+	"local me = ARGV[4] .. ' ' .. ARGV[3]\n"			\
+	"local function queue_drop(tok)\n"				\
+	"  redis.call('ZREM', KEYS[4], tok)\n"				\
+	"  redis.call('ZREM', KEYS[5], tok)\n"				\
+	"  redis.call('HDEL', who, tok)\n"				\
+	"end\n"							\
+	"local function queue_tell(key, note, ms)\n"			\
+	"  redis.call('ZADD', key, -1, note)\n"			\
+	"  redis.call('PEXPIRE', key, ms)\n"				\
+	"end\n"							\
+	"local function superseded(by)\n"				\
+	"  local pid, host = string.match(by or '', '^(%S+) (.*)$')\n"	\
+	"  return {2, 0, '', host or '', pid or '', '', ''}\n"		\
+	"end\n"							\
+	"local function queue_keep(lease)\n"				\
+	"  for _, k in ipairs({KEYS[4], KEYS[5], who}) do\n"		\
+	"    redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"  end\n"							\
+	"end\n"							\
+	"local function queue_join(token, rank, lease)\n"		\
+	"  if ARGV[10] == 'latest' then\n"				\
+	"    local top = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')\n"\
+	"    if top[1] and (tonumber(top[2]) > rank or\n"		\
+	"        (tonumber(top[2]) == rank and top[1] > token)) then\n"	\
+	"      return superseded(redis.call('HGET', who, top[1]))\n"	\
+	"    end\n"							\
+	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
+	"      queue_tell(ARGV[9] .. tok, 'superseded ' .. me, 10000)\n"	\
+	"      queue_drop(tok)\n"					\
+	"    end\n"							\
+	"  end\n"							\
+	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
+	"  redis.call('HSET', who, token, me, '', ARGV[10])\n"		\
+	"  queue_keep(lease)\n"					\
+	"  return nil\n"						\
+	"end\n"							\
+	"local function queue_cancel()\n"				\
+	"  local h = mode_holder()\n"					\
+	"  if ARGV[12] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
+	"    queue_tell(ARGV[13] .. h[1], 'cancelled ' .. ARGV[12] .. ' ' ..\n"\
+	"      me, 5000)\n"						\
+	"  end\n"							\
+	"end\n"							\
 	"local function queue_admit(token, now, lease, free, busy)\n"	\
 	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5],"	\
 	" '-inf', now)) do\n"						\
-	"    redis.call('LREM', KEYS[4], 0, tok)\n"			\
-	"    redis.call('ZREM', KEYS[5], tok)\n"			\
+	"    queue_drop(tok)\n"						\
 	"  end\n"							\
-	"  local pos = redis.call('LPOS', KEYS[4], token)\n"		\
-	"  if not pos then\n"						\
-	"    pos = redis.call('RPUSH', KEYS[4], token) - 1\n"		\
+	"  if not redis.call('ZSCORE', KEYS[4], token) then\n"		\
+	"    local note = redis.call('ZRANGEBYSCORE', ARGV[9] .. token,"	\
+	" -1, -1)[1]\n"						\
+	"    if note then return superseded(string.sub(note, 12)) end\n"	\
+	"    local lost = queue_join(token, tonumber(ARGV[11]), lease)\n"	\
+	"    if lost then return lost end\n"				\
 	"  end\n"							\
-	"  if pos >= free then\n"					\
+	"  if redis.call('ZRANK', KEYS[4], token) >= free then\n"	\
 	"    redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"    redis.call('PEXPIRE', KEYS[4], lease * 2)\n"		\
-	"    redis.call('PEXPIRE', KEYS[5], lease * 2)\n"		\
+	"    queue_keep(lease)\n"					\
+	"    if free <= 0 then queue_cancel() end\n"			\
 	"    return busy(free > 0)\n"					\
 	"  end\n"							\
-	"  redis.call('LREM', KEYS[4], 1, token)\n"			\
-	"  redis.call('ZREM', KEYS[5], token)\n"			\
+	"  queue_drop(token)\n"					\
 	"  return nil\n"						\
 	"end\n"
 
@@ -100,12 +168,14 @@
  * fence.
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
- *   (a semaphore's), ARGV[8] fair lease ms (0 = not fair), ARGV[9] prefix
- *   of per-waiter wake keys
+ *   (a semaphore's), ARGV[8] queue lease ms (0 = --queue any), ARGV[9]
+ *   to ARGV[13] the queue's (LUA_QUEUE), ARGV[14] '1' if the holder
+ *   listens for cancels, else '0'
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
- *   then that holder's token, host, pid, command and since}.
+ *   then that holder's token, host, pid, command and since}, or {2, ...}
+ *   when superseded (LUA_QUEUE).
  * Races closed: the fence is incremented in the same atomic step as the
  * take, so successive holders never see the same or a lower fence, even
  * after an expiry.
@@ -191,15 +261,49 @@
 	"return 1\n"
 
 /*
- * leave: a fair waiter that gives up (-w ran out) leaves the queue now
+ * leave: a queued waiter that gives up (-w ran out) leaves the queue now
  * rather than when its lease ends; the same in every mode.
- *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases;
- *   ARGV[1] token
+ *   KEYS[1..3] unused, KEYS[4] queue, KEYS[5] queue leases; ARGV[1] token
  */
 static const char lua_leave[] =
-	"redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
+	"redis.call('ZREM', KEYS[4], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
+	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1])\n"
 	"return 1\n";
+
+/*
+ * done: --skip-outdated's record of the last order that ran to the end
+ * with exit 0 on this lock, a hash {order, host, time}: kept 7 days after
+ * its last use, the only companion key that lives that long.
+ *   KEYS[1] unused (the lock: where a Cluster sends the call);
+ *   ARGV[1] the record's key, ARGV[2] order, ARGV[3] host ('' to only
+ *   look), ARGV[4] time (wall ms)
+ *   returns {order, host, time} of a record whose order is at least
+ *   ARGV[2], else {} (and with a host, ARGV[2] is the record now).
+ */
+static const char lua_done[] =
+	"local d = redis.call('HMGET', ARGV[1], 'order', 'host', 'time')\n"
+	"local seen, n = tonumber(d[1]), tonumber(ARGV[2])\n"
+	"if ARGV[3] ~= '' and (not seen or seen < n) then\n"
+	"  redis.call('HSET', ARGV[1], 'order', ARGV[2], 'host', ARGV[3],"
+	" 'time', ARGV[4])\n"
+	"end\n"
+	"if seen or ARGV[3] ~= '' then\n"
+	"  redis.call('PEXPIRE', ARGV[1], 604800000)\n"
+	"end\n"
+	"if seen and seen >= n then return {d[1], d[2] or '', d[3] or ''} end\n"
+	"return {}\n";
+
+/*
+ * What status says of the queue: how many wait (live leases) and in which
+ * mode, 'any' when no queue has been seen.
+ */
+#define LUA_QUEUE_STATUS						\
+	"local function queue_status()\n"				\
+	"  local now = server_now()\n"					\
+	"  return redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf'),\n"	\
+	"    redis.call('HGET', KEYS[4] .. ':who', '') or 'any'\n"	\
+	"end\n"
 
 #include "scripts-mutex.h"
 #include "scripts-semaphore.h"
@@ -207,6 +311,7 @@ static const char lua_leave[] =
 /* Every script, for scripts.c and the hashing tool: X(NAME, body). */
 #define LOCK_SCRIPTS(X)							\
 	X(LEAVE, lua_leave)						\
+	X(DONE, lua_done)						\
 	X(MUTEX_ACQUIRE, lua_mutex_acquire)				\
 	X(MUTEX_RELEASE, lua_mutex_release)				\
 	X(MUTEX_EXTEND, lua_mutex_extend)				\

@@ -43,11 +43,12 @@
 	"end\n"							\
 	"local function mode_holder()\n"				\
 	"  if not cur or not mode_meta_is(cur) then\n"			\
-	"    return {cur or '', '', '', '', ''}\n"			\
+	"    return {cur or '', '', '', '', '', ''}\n"			\
 	"  end\n"							\
 	"  local m = redis.call('HMGET', KEYS[3], 'host', 'pid', 'command',"\
-	" 'since')\n"							\
-	"  return {cur, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	" 'since', 'listens')\n"					\
+	"  return {cur, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
+	" m[5] or ''}\n"						\
 	"end\n"							\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
@@ -76,7 +77,7 @@
 	"local function set_meta(f)\n"					\
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
-	"    'since', ARGV[6], 'ttl', ARGV[2])\n"			\
+	"    'since', ARGV[6], 'ttl', ARGV[2], 'listens', ARGV[14])\n"	\
 	"end\n"
 
 /*
@@ -96,7 +97,7 @@ static const char lua_mutex_acquire[] =
 	"end\n"
 	LUA_MUTEX_MODE
 	LUA_WAKE(9)
-	LUA_FAIR_QUEUE
+	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_mutex_release[] =
@@ -122,17 +123,20 @@ static const char lua_mutex_raise_fence[] =
  * status: the holder, its remaining TTL and the metadata, in one snapshot
  * (separate reads could mix two holders' data).
  *   ARGV[1] limit, ARGV[2] unused
- *   returns {{{token, ms left}} or {}, {field, value, ...}, count}; the
- *   metadata is the holder's only if its token field matches (a foreign
- *   client's lock has none).
+ *   returns {{{token, ms left}} or {}, {field, value, ...}, count,
+ *   waiting, queue mode}; the metadata is the holder's only if its token
+ *   field matches (a foreign client's lock has none).
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_MUTEX_MODE
+	LUA_QUEUE_STATUS
 	"if mode_check() then return clash() end\n"
 	"local holders = {}\n"
 	"if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
-	"return {holders, redis.call('HGETALL', KEYS[3]), #holders}\n";
+	"local waiting, queue = queue_status()\n"
+	"return {holders, redis.call('HGETALL', KEYS[3]), #holders, waiting,"
+	" queue}\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -16,8 +16,8 @@
 	"local MODE_NEEDS_TIME = true\n"				\
 	"local limit = tonumber(ARGV[" #n "])\n"			\
 	"local function fields(tok) return tok .. ':fence', tok .. ':host',"\
-	" tok .. ':pid', tok .. ':command', tok .. ':since', tok .. ':ttl'"\
-	" end\n"							\
+	" tok .. ':pid', tok .. ':command', tok .. ':since', tok .. ':ttl',"\
+	" tok .. ':listens' end\n"					\
 	"local function keep(now)\n"					\
 	"  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')\n"\
 	"  if last[2] then\n"						\
@@ -56,17 +56,19 @@
 	"end\n"							\
 	"local function mode_holder()\n"				\
 	"  local tok = redis.call('ZRANGE', KEYS[1], 0, 0)[1]\n"	\
-	"  if not tok then return {'', '', '', '', ''} end\n"		\
+	"  if not tok then return {'', '', '', '', '', ''} end\n"	\
 	"  local m = redis.call('HMGET', KEYS[3], tok .. ':host',"	\
-	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"		\
-	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	" tok .. ':pid', tok .. ':command', tok .. ':since',"		\
+	" tok .. ':listens')\n"					\
+	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
+	" m[5] or ''}\n"						\
 	"end\n"							\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
 	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
-	"    token .. ':ttl', ARGV[2])\n"				\
+	"    token .. ':ttl', ARGV[2], token .. ':listens', ARGV[14])\n"	\
 	"  keep(now)\n"						\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -92,7 +94,7 @@ static const char lua_semaphore_acquire[] =
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(7)
 	LUA_WAKE(9)
-	LUA_FAIR_QUEUE
+	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_semaphore_release[] =
@@ -117,7 +119,8 @@ static const char lua_semaphore_raise_fence[] =
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot.
  *   ARGV[1] limit, ARGV[2] how many holders to list at most
- *   returns {{{token, ms left}, ...}, {field, value, ...}, count}: only
+ *   returns {{{token, ms left}, ...}, {field, value, ...}, count,
+ *   waiting, queue mode}: only
  *   the listed holders' fields, so that the reply stays within the
  *   client's bounds however many hold.
  */
@@ -125,6 +128,7 @@ static const char lua_semaphore_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(1)
+	LUA_QUEUE_STATUS
 	"local now = server_now()\n"
 	/* Read only: expired holders are skipped, not dropped. */
 	"if mode_check() then return clash() end\n"
@@ -139,7 +143,8 @@ static const char lua_semaphore_status[] =
 	" end\n"
 	"  end\n"
 	"end\n"
+	"local waiting, queue = queue_status()\n"
 	"return {holders, meta, redis.call('ZCOUNT', KEYS[1], '(' .. now,"
-	" '+inf')}\n";
+	" '+inf'), waiting, queue}\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */
