@@ -108,7 +108,10 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
-	if ((rc = cmd_run_take(g, a, argv, &caller, &l)) != EXIT_OK)
+	/* Not taken: run's status, which may be 0 too (-E 0,
+	 * --superseded-exit-code 0). */
+	rc = cmd_run_take(g, a, argv, &caller, &l);
+	if (l == NULL)
 		return (rc);
 	waited_ms = (clock_mono_ns() - start) / 1000000;
 	duration_format(waited_ms, took, sizeof(took));
