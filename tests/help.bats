@@ -268,7 +268,8 @@ VERBS="acquire release extend run status help"
 		    _redlock_cli_verb_opts "$verb"); do
 			# --timeout is the other spelling of --wait.
 			[ "$opt" = --timeout ] && continue
-			redlock-cli help "$verb" | grep -qE -- "(^| )$opt( |,|\$)" ||
+			# An optional argument reads --opt[=ARG].
+			redlock-cli help "$verb" | grep -qE -- "(^| )$opt( |,|\[|\$)" ||
 			    missing+=" $verb:$opt"
 		done
 	done
