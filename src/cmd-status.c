@@ -227,10 +227,14 @@ cmd_status_print_text(const struct cmd_args *a, const struct lock_state *st)
 	if (st->unlisted > 0)
 		(void)printf("\n(%zu more holders not listed)\n",
 		    st->unlisted);
-	if (a->limit > 0)
-		(void)puts("");
-	cmd_status_line("queue", st->queue[0] != '\0' ? st->queue : "any");
-	(void)printf("waiting: %zu\n", st->waiting);
+	/* Only a queue's: a lock without one reads as it always did. */
+	if (st->waiting > 0 || (st->queue[0] != '\0' &&
+	    strcmp(st->queue, "any") != 0)) {
+		if (a->limit > 0)
+			(void)puts("");
+		cmd_status_line("queue", st->queue);
+		(void)printf("waiting: %zu\n", st->waiting);
+	}
 	if (st->nviews > 1)
 		cmd_status_servers(st, 0);
 }

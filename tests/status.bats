@@ -26,7 +26,7 @@ setup() {
 @test "status --json of a free lock prints held:false and exits 1" {
 	run --separate-stderr redlock-cli status k --json
 	assert_failure 1
-	assert_output '{"key":"k","held":false}'
+	assert_output '{"key":"k","held":false,"queue":"any","waiting":0}'
 	[ -z "$stderr" ]
 }
 
@@ -119,7 +119,7 @@ setup() {
 	run --separate-stderr redlock-cli status k --json
 	assert_success
 	assert_output --regexp \
-	    '^\{"key":"k","held":true,"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}$'
+	    '^\{"key":"k","held":true,"token":"foreign-\.\.\.","ttl_ms":[0-9]+,"queue":"any","waiting":0\}$'
 }
 
 @test "status does not show an earlier holder's metadata for a foreign lock" {
