@@ -95,7 +95,8 @@ lock_queue_close(struct lock *l)
 void
 lock_queue_args(struct lock *l, const char **argv)
 {
-	if (l->rank[0] == '\0')
+	/* Unqueued, the rank goes unread: not worth a clock and a format. */
+	if (l->rank[0] == '\0' && l->spec.is_fair)
 		(void)snprintf(l->rank, sizeof(l->rank), "%lld",
 		    l->spec.order >= 0 ? (long long)l->spec.order :
 		    (long long)clock_wall_ms() * 1000 +

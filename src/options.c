@@ -130,6 +130,7 @@ const struct options_def options_defs[] = {
 };
 
 static struct options_status options_exit(int);
+static int	 options_verb_takes(const struct cmd_entry *, int);
 static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
 static void	 options_print_version(void);
@@ -173,19 +174,26 @@ options_default(const struct options_def *d, const struct cmd_entry *e)
 	return (d->dflt);
 }
 
-/* Whether option id is valid with verb e (NULL: before any verb). */
-int
-options_takes(const struct cmd_entry *e, int id)
+/* Whether option id is one of verb e's own (NULL: none is). */
+static int
+options_verb_takes(const struct cmd_entry *e, int id)
 {
-	const struct options_def	*d = options_find(id);
-	size_t				 i;
+	size_t i;
 
-	if (d != NULL && d->getopt.is_global)
-		return (1);
 	for (i = 0; e != NULL && e->options[i] != 0; i++)
 		if (e->options[i] == id)
 			return (1);
 	return (0);
+}
+
+/* Whether option id is valid with verb e (NULL: before any verb). */
+int
+options_takes(const struct cmd_entry *e, int id)
+{
+	const struct options_def *d = options_find(id);
+
+	return ((d != NULL && d->getopt.is_global) ||
+	    options_verb_takes(e, id));
 }
 
 /*
@@ -207,7 +215,9 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 	    3);
 	memcpy(*shortopts, "+:", 2);
 	for (d = options_defs; d->getopt.opt.name != NULL; d++) {
-		if (!options_takes(e, d->getopt.opt.val))
+		/* Its row is at hand: no lookup of it by id (options_find). */
+		if (!d->getopt.is_global && !options_verb_takes(e,
+		    d->getopt.opt.val))
 			continue;
 		(*longopts)[n++] = d->getopt.opt;
 		if (d->getopt.opt.val >= 256 || d->help == NULL)
