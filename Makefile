@@ -12,7 +12,7 @@ SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/c
 SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c
 # queues: --queue latest's notes, --skip-outdated, a holder's cancel.
-SRCS	+= src/lock-queue.c src/supervise-listen.c
+SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries

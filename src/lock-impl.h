@@ -133,4 +133,7 @@ void	 lock_queue_args(struct lock *, const char **);
 int	 lock_superseded(struct lock *, const redisReply *);
 int	 lock_wake_note(struct lock *, const redisReply *);
 
+/* lock-listen.c */
+void	 lock_listen_free(struct lock *);
+
 #endif /* LOCK_IMPL_H */

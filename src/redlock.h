@@ -456,7 +456,7 @@ int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
 
-/* lock-queue.c: --skip-outdated's record, a holder's listening for cancels */
+/* lock-queue.c: --skip-outdated's record; lock-listen.c: a holder's cancels */
 struct pollfd;
 int	 lock_outdated(struct lock *, int64_t);
 int	 lock_record_done(struct lock *, int64_t);

@@ -54,8 +54,32 @@ hold() {
 superseded_line() {
 	echo "redlock-cli: lock 'k': superseded by a newer waiter on $HOST (pid $1)"
 }
-# A command that appends $1 to $D/order.
-log_order() { echo "sh -c 'echo $1 >>\"$D/order\"'"; }
+# queue_in_turn "LABEL..." OPTS...: behind a holder, one waiter per LABEL
+# in turn, each queued before the next comes, with OPTS (in which @ is its
+# LABEL); each appends its LABEL to $D/order when it runs.
+queue_in_turn() {
+	local l opts
+	hold
+	IN_TURN=()
+	for l in $1; do
+		opts=("${@:2}")
+		opts=("${opts[@]//@/$l}")
+		start_bg "w$l" run k "${opts[@]}" -w 60s -- \
+		    sh -c 'echo "$2" >>"$1/order"' sh "$D" "$l"
+		IN_TURN+=("$BG_PID")
+		wait_until queue_len_is "${#IN_TURN[@]}"
+	done
+}
+# release_in_turn: the holder releases; every waiter must exit 0.
+release_in_turn() {
+	local pid
+	run --separate-stderr redlock-cli release k --token "$TOK"
+	assert_success
+	for pid in "${IN_TURN[@]}"; do
+		wait_bg "$pid"
+		assert_equal "$BG_STATUS" 0
+	done
+}
 
 # --- latest ---------------------------------------------------------------
 
@@ -113,18 +137,8 @@ log_order() { echo "sh -c 'echo $1 >>\"$D/order\"'"; }
 # --- --order ----------------------------------------------------------------
 
 @test "--order with fifo: waiters take the lock lowest order first, whatever their arrival" {
-	local n pids=()
-	hold
-	for n in 30 10 40 20; do
-		start_bg "o$n" run k --queue fifo --order "$n" -w 60s -- sh -c 'echo "$2" >>"$1/order"' sh "$D" "$n"
-		pids+=("$BG_PID")
-		wait_until queue_len_is "${#pids[@]}"
-	done
-	run --separate-stderr redlock-cli release k --token "$TOK"
-	for n in "${pids[@]}"; do
-		wait_bg "$n"
-		assert_equal "$BG_STATUS" 0
-	done
+	queue_in_turn "30 10 40 20" --queue fifo --order @
+	release_in_turn
 	assert_equal "$(cat "$D/order")" "$(printf '10\n20\n30\n40')"
 }
 
@@ -295,20 +309,10 @@ trap_cmd() {
 
 # Five waiters with OPTS... arrive in turn; they must run in that order.
 five_in_order() {
-	local i pids=()
-	hold
-	for i in 1 2 3 4 5; do
-		start_bg "f$i" run k "$@" -w 60s -- sh -c 'echo "$2" >>"$1/order"' sh "$D" "$i"
-		pids+=("$BG_PID")
-		wait_until queue_len_is "$i"
-	done
+	queue_in_turn "1 2 3 4 5" "$@"
 	run --separate-stderr redlock-cli status k --json
 	[[ $output == *'"queue":"fifo","waiting":5'* ]]
-	run --separate-stderr redlock-cli release k --token "$TOK"
-	for i in "${pids[@]}"; do
-		wait_bg "$i"
-		assert_equal "$BG_STATUS" 0
-	done
+	release_in_turn
 	assert_equal "$(cat "$D/order")" "$(seq 1 5)"
 }
 
@@ -361,12 +365,8 @@ five_in_order() {
 		sleep 0.3
 	done
 	sleep 1.5
-	run --separate-stderr redlock-cli release k --token "$tok"
-	assert_success
-	for i in "${pids[@]}"; do
-		wait_bg "$i"
-		assert_equal "$BG_STATUS" 0
-	done
+	TOK=$tok IN_TURN=("${pids[@]}")
+	release_in_turn
 	assert_equal "$(cat "$D/order")" "$(seq 1 5)"
 
 	run --separate-stderr redlock-cli acquire k -t 30s
