@@ -8,6 +8,10 @@ SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/c
 	  src/clock.c src/token.c src/log.c src/xmalloc.c \
 	  src/signame.c src/endsig.c src/keyslot.c src/json.c src/number.c src/help.c \
 	  src/options-value.c src/options-error.c
+# Operations (issue 17): list, release --force, and what they share with
+# status.
+SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
+	  src/conn-nodes.c
 # run's guardian and the job's processes (see src/supervise-impl.h).
 SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c
@@ -100,12 +104,13 @@ $(B)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The scripts' SHA-1s for EVALSHA, computed once here rather than by every
-# process at start-up (where hashing 2 KB of Lua was a fifth of the work).
+# process at start-up (bench/README.md says what that cost).
 # The same for every build, so it stays in src/ whatever BUILDDIR is; made
 # by the build machine's compiler, since it runs here.
 SHATOOL	= src/tools/script-sha
 src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/scripts-mutex.h \
-    src/scripts-semaphore.h src/sha1.c src/redlock.h
+    src/scripts-semaphore.h src/scripts-list.h src/scripts-shared.h \
+    src/sha1.c src/redlock.h
 	$(CC_FOR_BUILD) -std=c11 -D_GNU_SOURCE -Wall -Wextra \
 	    $(CFLAGS_FOR_BUILD) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c
 	./$(SHATOOL) >$@.$$$$.tmp && mv $@.$$$$.tmp $@

@@ -5,7 +5,7 @@
 # page; tests/completions.bats checks that the two stay in step.  Works with
 # the bash-completion package and, without it, in plain bash.
 
-_redlock_cli_verbs="acquire release extend run status help"
+_redlock_cli_verbs="acquire release extend run status list help"
 
 _redlock_cli_global="-u --url --user --password-file --no-auth-warning
 	--connect-timeout --io-timeout --wait-replicas --wait-timeout --tls
@@ -34,21 +34,24 @@ _redlock_cli_verb_opts()
 	case $1 in
 	acquire)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --token --limit --fair --queue" \
-		    "--order --cancel-running --json" ;;
+		    "--conflict-exit-code --token -s --shared -x --exclusive" \
+		    "--limit --fair --queue --order --cancel-running --json" ;;
 	release)
-		echo "--token --limit" ;;
+		echo "--token --force --limit" ;;
 	extend)
 		echo "--token -t --ttl --limit" ;;
 	run)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --limit --fair --renew --lost-signal" \
+		    "--conflict-exit-code -s --shared -x --exclusive --limit" \
+		    "--fair --renew --lost-signal" \
 		    "--kill-after --lost-exit-code --release-on-exit --jitter" \
 		    "--min-hold -c --command --queue --order --skip-outdated" \
 		    "--cancel-running --superseded-exit-code" \
 		    "--outdated-exit-code --cancelled-exit-code" ;;
 	status)
 		echo "--limit --json" ;;
+	list)
+		echo "--json" ;;
 	esac
 }
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for redlock-cli(1); mirrors completions/redlock-cli.bash
 
-set -l verbs acquire release extend run status help
+set -l verbs acquire release extend run status list help
 
 # true once "--" has been typed after run: the rest is the command to run
 function __redlock_cli_after_dashdash
@@ -38,8 +38,9 @@ complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a release -
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a extend -d 'Extend a lock held with a token'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a run -d 'Run a command while holding a lock'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a status -d 'Show who holds a lock'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a list -d 'Show every held lock'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a help -d 'Show the usage of a command'
-complete -c redlock-cli -n '__fish_seen_subcommand_from help' -a 'acquire release extend run status'
+complete -c redlock-cli -n '__fish_seen_subcommand_from help' -a 'acquire release extend run status list'
 
 # global options, before or after the verb
 set -l g 'not __redlock_cli_after_dashdash'
@@ -77,7 +78,10 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take th
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l queue -x -a 'any fifo latest' -d 'How waiters queue'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l order -x -d 'Rank waiters by this number'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l cancel-running -d 'Stop the running holder (=GRACE)'
-complete -c redlock-cli -n '__redlock_cli_using acquire status' -l json -d 'Print JSON'
+complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 'Print JSON'
+complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'
 
 # run
 complete -c redlock-cli -n '__redlock_cli_using run' -l renew -x -d 'Renew this often (duration)'

@@ -6,6 +6,8 @@
  */
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <time.h>
 
 #include "redlock.h"
@@ -39,12 +41,34 @@ clock_ms_to_ns(int64_t ms)
 void
 clock_sleep_ns(int64_t ns)
 {
-	struct timespec ts;
+	clock_sleep_masked_ns(ns, NULL);
+}
 
-	if (ns <= 0)
-		return;
-	ts.tv_sec = ns / 1000000000;
-	ts.tv_nsec = ns % 1000000000;
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+/*
+ * Sleep ns with the signal mask set to mask meanwhile (NULL: as it is),
+ * atomically, as ppoll() sets it: a signal that mask lets through may end
+ * us during the sleep, and none is missed between the two.
+ */
+void
+clock_sleep_masked_ns(int64_t ns, const sigset_t *mask)
+{
+	struct timespec ts;
+	int64_t		until = clock_mono_ns() + ns, left;
+
+	while ((left = until - clock_mono_ns()) > 0) {
+		ts.tv_sec = left / 1000000000;
+		ts.tv_nsec = left % 1000000000;
+		if (ppoll(NULL, 0, &ts, mask) == 0 ||
+		    (errno != EINTR))
+			return;
+	}
+}
+
+/* The earlier of two deadlines, where 0 is none. */
+int64_t
+clock_sooner(int64_t a, int64_t b)
+{
+	if (a == 0)
+		return (b);
+	return (b != 0 && b < a ? b : a);
 }

@@ -20,14 +20,14 @@ static void	 cmd_acquire_print(const struct lock *,
 
 static const int cmd_acquire_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
-	OPT_JSON, OPT_LIMIT, OPT_FAIR, OPT_QUEUE, OPT_ORDER, OPT_CANCEL_RUNNING,
-	0
+	OPT_JSON, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_FAIR, OPT_QUEUE,
+	OPT_ORDER, OPT_CANCEL_RUNNING, 0
 };
 
 const struct cmd_entry cmd_acquire_entry = {
 	.name = "acquire",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
-	    "[--limit N] [--fair] [--queue MODE] [--order N] "
+	    "[-s | -x] [--limit N] [--fair] [--queue MODE] [--order N] "
 	    "[--cancel-running[=GRACE]] [--json]",
 	.summary = "take the lock and print its token; wait for it unless -n "
 	    "or -w",

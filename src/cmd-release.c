@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * release KEY: give the lock up, if our token still holds it.
+ * release KEY: give the lock up, if our token still holds it; --force:
+ * remove whoever holds it (an operator's release, for a stale lock), one
+ * line each on stderr.
  */
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "redlock.h"
 
 static int	cmd_release_exec(struct global_opts *, struct cmd_args *);
+static int	cmd_release_force(struct global_opts *, struct cmd_args *);
+static void	cmd_release_removed(const char *, const struct lock_holder *);
 
-static const int cmd_release_options[] = { OPT_TOKEN, OPT_LIMIT, 0 };
+static const int cmd_release_options[] = { OPT_TOKEN, OPT_FORCE, OPT_LIMIT,
+	0 };
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
-	.usage = "KEY [--token TOK] [--limit N]",
+	.usage = "KEY [--token TOK | --force] [--limit N]",
 	.summary = "release the lock held by TOK; exit 3 if TOK does not "
 	    "hold it",
 	.example = "redlock-cli release deploy --token \"$TOKEN\"",
@@ -22,6 +29,49 @@ const struct cmd_entry cmd_release_entry = {
 	.exec = cmd_release_exec
 };
 
+/* The line for a holder that --force removed. */
+static void
+cmd_release_removed(const char *key, const struct lock_holder *h)
+{
+	char	tok[64], since[64], host[256];
+
+	if (h->host == NULL || h->pid <= 0) {
+		status_print_token(h->token, tok, sizeof(tok));
+		log_warnx("lock '%s': forced release of a lock set by another "
+		    "client (value %s)", key, tok);
+		return;
+	}
+	log_sanitize(host, sizeof(host), h->host, strlen(h->host));
+	status_print_since(h->since_ms, since, sizeof(since));
+	log_warnx("lock '%s': forced release of %s pid %lld, held since %s",
+	    key, host, (long long)h->pid, since[0] != '\0' ? since :
+	    "an unknown time");
+}
+
+static int
+cmd_release_force(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock_spec	 spec;
+	struct lock		*l;
+	struct lock_holder	*hs;
+	size_t			 i, n;
+	int			 rc;
+
+	cmd_lock_spec(a, &spec);
+	l = lock_open(g, &spec);
+	rc = lock_force_release(l, &hs, &n);
+	for (i = 0; i < n; i++)
+		cmd_release_removed(a->key, &hs[i]);
+	lock_holders_free(hs, n);
+	if (rc == EXIT_BUSY)
+		log_warnx("lock '%s': nothing to release: nobody holds it",
+		    a->key);
+	else if (rc != EXIT_OK)
+		log_warnx("%s", lock_error(l));
+	lock_close(l);
+	return (rc);
+}
+
 static int
 cmd_release_exec(struct global_opts *g, struct cmd_args *a)
 {
@@ -29,6 +79,8 @@ cmd_release_exec(struct global_opts *g, struct cmd_args *a)
 	struct lock	*l;
 	int		 rc;
 
+	if (a->force)
+		return (cmd_release_force(g, a));
 	if (a->token == NULL) {
 		log_warnx("release: missing token: give --token or set "
 		    "REDLOCK_TOKEN");

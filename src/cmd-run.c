@@ -22,17 +22,17 @@ static int	 cmd_run_outdated(struct lock *, const struct cmd_args *);
 static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
-	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_LIMIT, OPT_FAIR,
-	OPT_RELEASE_ON_EXIT, OPT_QUEUE, OPT_ORDER, OPT_SKIP_OUTDATED,
+	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT,
+	OPT_FAIR, OPT_RELEASE_ON_EXIT, OPT_QUEUE, OPT_ORDER, OPT_SKIP_OUTDATED,
 	OPT_CANCEL_RUNNING, OPT_SUPERSEDED_CODE, OPT_OUTDATED_CODE,
 	OPT_CANCELLED_CODE, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
-	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N] [--fair] "
-	    "[--renew DUR] [--queue MODE] [--order N] [--skip-outdated] "
-	    "[--cancel-running[=GRACE]] "
+	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x] [--limit N] "
+	    "[--fair] [--renew DUR] [--queue MODE] [--order N] "
+	    "[--skip-outdated] [--cancel-running[=GRACE]] "
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
 	    "[--superseded-exit-code N] [--outdated-exit-code N] "
 	    "[--cancelled-exit-code N] "

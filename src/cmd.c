@@ -14,6 +14,7 @@
 extern const struct cmd_entry cmd_acquire_entry;
 extern const struct cmd_entry cmd_extend_entry;
 extern const struct cmd_entry cmd_help_entry;
+extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_status_entry;
@@ -21,6 +22,7 @@ extern const struct cmd_entry cmd_status_entry;
 static const struct cmd_entry *cmd_table[] = {
 	&cmd_acquire_entry,
 	&cmd_extend_entry,
+	&cmd_list_entry,
 	&cmd_release_entry,
 	&cmd_run_entry,
 	&cmd_status_entry,
@@ -55,7 +57,8 @@ cmd_lock_spec(const struct cmd_args *a, struct lock_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->key = a->key;
-	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : LOCK_MUTEX;
+	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : a->shared ? LOCK_SHARED :
+	    LOCK_MUTEX;
 	spec->limit = a->limit;
 	spec->queue = a->queue;
 	spec->is_fair = a->queue != LOCK_QUEUE_ANY;

@@ -22,8 +22,6 @@
 #define CONN_MAX_HOPS	5
 
 static int	 conn_redirect_parse(const char *, int *, char **, int *);
-static void	 conn_node_set(struct conn *, struct conn_node *, char *,
-		     int);
 
 /*
  * "MOVED 3999 127.0.0.1:6381" or "ASK 3999 10.0.0.2:6381@16381" (the bus
@@ -51,8 +49,11 @@ conn_redirect_parse(const char *text, int *is_ask, char **host, int *port)
 	return (0);
 }
 
-/* Point n at host:port (host is taken over), with c's credentials. */
-static void
+/*
+ * Point n at host:port (host is taken over), with c's credentials; also
+ * for the masters that conn-nodes.c finds.
+ */
+void
 conn_node_set(struct conn *c, struct conn_node *n, char *host, int port)
 {
 	conn_node_free(n);

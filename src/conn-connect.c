@@ -179,10 +179,8 @@ conn_ready(struct conn *c)
 
 	c->is_connecting = 0;
 	c->started_ns = now;
-	c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
-	    c->block_ns;
-	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
-		c->deadline_ns = c->cap_ns;
+	c->deadline_ns = clock_sooner(now + clock_ms_to_ns(
+	    c->conf.io_timeout_ms) + c->block_ns, c->cap_ns);
 }
 
 /* The non-blocking connect() is over: connected, or the next address. */

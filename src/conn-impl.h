@@ -10,6 +10,7 @@
  * happen next, and conn-io.c does it.  Who calls whom (checked with
  * grep; no file calls one above it, so there is no cycle):
  *
+ *	conn-nodes.c	-> conn-io.c conn-cluster.c conn.c
  *	conn-io.c	-> conn-connect.c conn-reply.c conn-sentinel.c
  *			   conn-cluster.c conn-bounds.c conn.c
  *	conn-connect.c	-> conn-resolve.c conn.c
@@ -58,6 +59,10 @@
 
 /* More addresses than any host has; the rest would never be tried. */
 #define CONN_MAX_ADDRS		64
+
+/* What a lookup child may write: CONN_MAX_ADDRS records. */
+#define CONN_LOOKUP_BUF	(CONN_MAX_ADDRS * (sizeof(struct conn_addr_record) + \
+			    sizeof(struct sockaddr_storage)))
 
 /* One address as a lookup child writes it; addrlen bytes follow. */
 struct conn_addr_record {
@@ -116,9 +121,9 @@ struct conn {
 	int			 lookup_fd;	/* its pipe */
 	pid_t			 lookup_pid;
 	size_t			 lookup_len;
-	char			 lookup_buf[CONN_MAX_ADDRS *
-				     (sizeof(struct conn_addr_record) +
-				     sizeof(struct sockaddr_storage))];
+	/* its records: CONN_LOOKUP_BUF bytes, allocated by the first lookup
+	 * (a numeric address, the usual case, needs none) */
+	char			*lookup_buf;
 	struct addrinfo		 unix_ai;	/* unix: addr points here */
 	struct sockaddr_un	 unix_sa;
 
@@ -154,6 +159,7 @@ struct conn {
 	const size_t		*alt_lens;
 	int			 is_fallback;	/* alt_* went out */
 	int			 secret_arg;	/* -v -v shows it shortened */
+	size_t			 secret_from;	/* from this byte of it on */
 	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;	/* TCP, then TLS handshake */
 	int			 is_silent;	/* nothing read on it yet */
@@ -200,6 +206,7 @@ enum conn_verdict conn_probe_step(struct conn *);
 
 /* conn-cluster.c */
 enum conn_verdict conn_redirect(struct conn *);
+void	 conn_node_set(struct conn *, struct conn_node *, char *, int);
 
 /* conn-io.c */
 void	 conn_act(struct conn *, enum conn_verdict);

@@ -17,6 +17,8 @@
 
 static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
+static void	 conn_log_secret(const struct conn *, char *, size_t,
+		     const char *, size_t);
 static void	 conn_log_command(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_begin(struct conn *, int, const char **,
@@ -54,6 +56,19 @@ conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
 	redisFreeCommand(cmd);
 }
 
+/* A secret argument, for -v -v: its public start, then the secret cut. */
+static void
+conn_log_secret(const struct conn *c, char *dst, size_t dstlen,
+    const char *arg, size_t len)
+{
+	size_t from = c->secret_from < len ? c->secret_from : 0;
+	size_t used;
+
+	log_sanitize(dst, dstlen, arg, from);
+	used = strlen(dst);
+	log_shorten(dst + used, dstlen - used, arg + from, len - from);
+}
+
 static void
 conn_log_command(struct conn *c, int argc, const char **argv,
     const size_t *lens)
@@ -67,7 +82,7 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
 		if (i == c->secret_arg)
-			log_shorten(arg, sizeof(arg), argv[i], lens[i]);
+			conn_log_secret(c, arg, sizeof(arg), argv[i], lens[i]);
 		else
 			/* Script bodies are long and secret-free: show their
 			 * start. */
@@ -252,8 +267,7 @@ conn_send(struct conn *c)
 	} else
 		c->deadline_ns = now + clock_ms_to_ns(c->conf.io_timeout_ms) +
 		    c->block_ns;
-	if (c->cap_ns > 0 && c->cap_ns < c->deadline_ns)
-		c->deadline_ns = c->cap_ns;
+	c->deadline_ns = clock_sooner(c->deadline_ns, c->cap_ns);
 	if (c->dial == &c->ask.url) {
 		conn_append(c, 1, av, al);
 		c->setup[c->nsetup++] = SETUP_ASKING;
@@ -482,8 +496,12 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
     redisReply **replies, int *results)
 {
 	struct pollfd	*pfd;
+	struct timespec	 ts;
 	size_t		 i, active, answered;
 	int64_t		 now, wait_ns;
+	/* While a blocking command waits, the caller's signals may end us. */
+	const sigset_t	*mask = block_ns > 0 && n > 0 ?
+			     cs[0]->conf.wait_mask : NULL;
 
 	pfd = xcalloc(n, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
@@ -509,7 +527,11 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		if (active == 0)
 			break;
 		/* Round up so that we never wake just before a deadline. */
-		if (poll(pfd, n, (int)((wait_ns + 999999) / 1000000)) == -1) {
+		if (wait_ns >= 0)
+			wait_ns = (wait_ns + 999999) / 1000000 * 1000000;
+		ts.tv_sec = wait_ns / 1000000000;
+		ts.tv_nsec = wait_ns % 1000000000;
+		if (ppoll(pfd, n, wait_ns >= 0 ? &ts : NULL, mask) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal(EXIT_UNAVAILABLE, "poll");
@@ -526,6 +548,7 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 		cs[i]->block_ns = 0;
 		cs[i]->alt_argc = 0;
 		cs[i]->secret_arg = 0;
+		cs[i]->secret_from = 0;
 	}
 	free(pfd);
 }

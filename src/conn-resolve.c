@@ -181,6 +181,8 @@ conn_lookup_start(struct conn *c, const char *host, int port)
 	c->lookup_fd = fds[0];
 	c->lookup_pid = pid;
 	c->lookup_len = 0;
+	if (c->lookup_buf == NULL)
+		c->lookup_buf = xmalloc(CONN_LOOKUP_BUF);
 	c->is_looking_up = 1;
 	return (1);
 }
@@ -256,10 +258,10 @@ conn_lookup_readable(struct conn *c)
 	ssize_t n;
 
 	for (;;) {
-		if (c->lookup_len == sizeof(c->lookup_buf))
+		if (c->lookup_len == CONN_LOOKUP_BUF)
 			break;	/* more than CONN_MAX_ADDRS: enough */
 		n = read(c->lookup_fd, c->lookup_buf + c->lookup_len,
-		    sizeof(c->lookup_buf) - c->lookup_len);
+		    CONN_LOOKUP_BUF - c->lookup_len);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN)

@@ -99,6 +99,7 @@ conn_free(struct conn *c)
 	conn_node_free(&c->ask);
 	free(c->master_host);
 	free(c->out);
+	free(c->lookup_buf);
 	if (c->reply != NULL)
 		freeReplyObject(c->reply);
 	free(c);
@@ -203,13 +204,15 @@ conn_set_fallback(struct conn *c, int argc, const char **argv,
 }
 
 /*
- * For the next command only: its argument i (0: none) is a secret, shown
- * shortened by -v -v (the token, which would let anyone release the lock).
+ * For the next command only: its argument i (0: none) is a secret from
+ * byte `from` on, shown shortened by -v -v (the token, which would let
+ * anyone release the lock; a fair waiter's wake key ends with it).
  */
 void
-conn_set_secret(struct conn *c, int i)
+conn_set_secret(struct conn *c, int i, size_t from)
 {
 	c->secret_arg = i;
+	c->secret_from = from;
 }
 
 /* The hiredis this binary was built against ("1.2.0"), for --version. */

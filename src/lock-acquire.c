@@ -87,6 +87,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	const char		*argv[3], **args;
 	size_t			*lens, i, n, at_least = 0;
 	char			 fence[32];
+	int			 nkeys;
 
 	for (i = 0; i < l->nconns; i++)
 		if (rd->results[i] == CONN_OK && fences[i] >= f)
@@ -97,7 +98,9 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	argv[0] = l->token;
 	argv[1] = fence;
 	argv[2] = l->limit_arg;
-	lock_script_args(l, 3, 3, argv, NULL, &args, &lens);
+	/* A mutex's own three keys, as before there were readers. */
+	nkeys = l->spec.mode == LOCK_MUTEX ? 3 : LOCK_NKEYS;
+	lock_script_args(l, nkeys, 3, argv, NULL, &args, &lens);
 	/*
 	 * Only where we hold the lock (the script checks it anyway): a
 	 * server that did not answer the acquire must not hold this round
@@ -110,7 +113,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 			held[n++] = l->conns[i];
 	lift.replies = xcalloc(n, sizeof(*lift.replies));
 	lift.results = xcalloc(n, sizeof(*lift.results));
-	script_call_many(held, n, l->scripts->raise_fence, 3, 3, args, lens,
+	script_call_many(held, n, l->scripts->raise_fence, nkeys, 3, args, lens,
 	    cap_ns, lift.replies, lift.results);
 	free(args);
 	free(lens);
@@ -168,7 +171,8 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 
 /* The arguments of every attempt (see acquire in scripts-lua.h). */
 struct lock_attempt_args {
-	const char	*argv[14];
+	const char	*argv[15];
+	int		 argc;		/* 10 unless queued or listening */
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
 };
 
@@ -201,7 +205,14 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	a->argv[6] = l->limit_arg;
 	a->argv[7] = a->lease;
 	a->argv[8] = l->wake_prefix;
-	lock_queue_args(l, &a->argv[9]);
+	/* A caller that will wait notes it (a writer's intent keeps new
+	 * readers out); -n does not, so it leaves nothing behind. */
+	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
+	/* The queue's are read only by a queued attempt, and by a take that
+	 * notes a listening holder: not worth formatting for any other. */
+	a->argc = l->spec.is_fair || l->spec.listens ? 15 : 10;
+	if (a->argc > 10)
+		lock_queue_args(l, &a->argv[10]);
 }
 
 /* Keep who holds the lock now, for the busy message and -v. */
@@ -297,7 +308,7 @@ lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
 
 	(void)snprintf(a->since, sizeof(a->since), "%lld",
 	    (long long)clock_wall_ms());
-	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 14,
+	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, a->argc,
 	    a->argv, NULL, cap_ns, &rd);
 	lock_count_attempt(l, &rd, at);
 	kept = at->held >= l->quorum ? lock_keep(l, &rd, at->fences,
@@ -312,7 +323,8 @@ lock_say_waiting(struct lock *l)
 {
 	char	desc[512];
 
-	if (!l->holder_changed)
+	/* Not for nothing: the holder's "since" costs a time zone lookup. */
+	if (!l->holder_changed || log_verbosity < 1)
 		return;
 	l->holder_changed = 0;
 	lock_describe_holder(l, desc, sizeof(desc));
@@ -381,6 +393,7 @@ lock_acquire(struct lock *l)
 	int64_t			 deadline_ns = 0, start;
 	int			 rc;
 
+	l->may_wait = l->spec.wait_ms != 0;
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
 		token_new(l->token);
@@ -396,8 +409,7 @@ lock_acquire(struct lock *l)
 		if ((rc = lock_not_taken(l, kept, start, &at,
 		    deadline_ns)) != 0) {
 			/* Superseded: out of the queue already. */
-			if (l->spec.is_fair && rc != EXIT_UNAVAILABLE &&
-			    rc != EXIT_SUPERSEDED)
+			if (rc != EXIT_UNAVAILABLE && rc != EXIT_SUPERSEDED)
 				lock_leave_queue(l);
 			free(at.fences);
 			return (rc);

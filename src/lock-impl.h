@@ -20,6 +20,15 @@
 /* A queued waiter's place lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
+ * A waiter's intent (a writer's, which keeps new readers out, or a
+ * reader's, to be woken) lasts this long without a try: more than the
+ * longest pause between two tries (lock-wait.c), so a live waiter keeps
+ * it, and a dead one holds new readers up for no longer than this.
+ */
+#define LOCK_INTENT_LEASE_MS	5000
+#define LOCK_STR_(x)		#x
+#define LOCK_STR(x)		LOCK_STR_(x)
+/*
  * status lists at most this many holders of a semaphore, and counts the
  * rest: with command lines of 1 KB, the most kept, 1000 holders are about
  * 3 MB once parsed, within the reply bounds of conn-impl.h.
@@ -32,11 +41,15 @@
  */
 enum lock_key {
 	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
-	LK_FENCE,	/* fence counter, never expires */
+	LK_FENCE,	/* fence counter, expires with the lock + linger */
 	LK_META,	/* holder metadata */
 	LK_QUEUE,	/* --queue fifo, latest: waiters by rank */
 	LK_LEASES,	/* --queue fifo, latest: each waiter's lease */
 	LK_WAKE,	/* release pushes, one waiter pops */
+	LK_READERS,	/* -s: each reader's expiry */
+	LK_RMETA,	/* -s: readers' metadata */
+	LK_WRITERS,	/* -x waiting: keeps new readers out */
+	LK_RWAIT,	/* -s waiting: woken together */
 	LOCK_NKEYS
 };
 
@@ -49,10 +62,13 @@ struct lock_scripts {
 	struct script	*status;
 	struct script	*raise_fence;
 	struct script	*leave;
-	struct script	*done;
+	struct script	*force;		/* release --force */
+	struct script	*done;		/* --skip-outdated's record */
 };
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
+extern struct script *const scripts_list;	/* every mode at once */
+extern const struct lock_scripts scripts_shared;
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 
@@ -64,7 +80,7 @@ void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 struct lock_failure {
 	int		 code;		/* 0: none */
 	int		 type_clash;	/* exit code if the key's type is wrong */
-	char		 text[512];
+	char		 text[1024];
 };
 
 struct lock {
@@ -82,7 +98,7 @@ struct lock {
 	char		*wake_prefix;	/* queued: + token = its wake key */
 	size_t		 wake_prefix_len;
 	char		*cancel_prefix;	/* + token = a holder's cancel key */
-	char		*done_key;	/* --skip-outdated's record */
+	char		*done_key;	/* --skip-outdated's record (--order) */
 	char		 rank[32];	/* in the queue: --order, or arrival */
 	char		 grace_arg[32];	/* --cancel-running's, or '' */
 	struct lock_listen *listen;	/* a holder's, between renewals */
@@ -98,6 +114,7 @@ struct lock {
 	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
+	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	struct lock_failure fail;
 };
@@ -113,6 +130,8 @@ void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
+size_t	 lock_call_keys(struct lock *, struct script *, int, const char **,
+	     int64_t, struct lock_round *);
 void	 lock_script_args(const struct lock *, int, int, const char **,
 	     const size_t *, const char ***, size_t **);
 void	 lock_failed(struct lock *, int, const char *, ...) printflike(3, 4);
@@ -121,6 +140,11 @@ int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
+
+/* lock-status.c */
+int	 lock_view_parse(redisReply *const *, size_t, const char *,
+	     struct lock_view *);
+void	 lock_state_majority(struct lock_state *, size_t);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);

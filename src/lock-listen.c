@@ -76,8 +76,8 @@ lock_listen_start(struct lock *l, int64_t until_ns)
 			continue;
 		if (ls->conns[i] == NULL)
 			ls->conns[i] = conn_new(&l->opts->urls[i], &l->conf);
-		/* The key holds the token: -v -v shows it shortened. */
-		conn_set_secret(ls->conns[i], 1);
+		/* The key ends with the token: -v -v cuts it. */
+		conn_set_secret(ls->conns[i], 1, strlen(l->cancel_prefix));
 		conn_start(ls->conns[i], 3, ls->argv, ls->lens,
 		    clock_ms_to_ns(ms), 0);
 		ls->in_flight[i] = 1;

@@ -35,9 +35,13 @@ lock_queue_open(struct lock *l)
 {
 	size_t len;
 
-	l->cancel_prefix = keyslot_companion(l->key, l->key_len, "cancel:",
-	    &len);
-	l->done_key = keyslot_companion(l->key, l->key_len, "done", &len);
+	/* Only the names this lock uses: each costs a slot computation. */
+	if (l->spec.is_fair || l->spec.listens)
+		l->cancel_prefix = keyslot_companion(l->key, l->key_len,
+		    "cancel:", &len);
+	if (l->spec.order >= 0)
+		l->done_key = keyslot_companion(l->key, l->key_len, "done",
+		    &len);
 	if (l->spec.cancel_grace_ms >= 0 && l->spec.queue == LOCK_QUEUE_LATEST)
 		(void)snprintf(l->grace_arg, sizeof(l->grace_arg), "%lld",
 		    (long long)l->spec.cancel_grace_ms);
@@ -52,7 +56,7 @@ lock_queue_close(struct lock *l)
 }
 
 /*
- * ARGV[10..14] of acquire (see LUA_QUEUE): mode, rank, cancel grace,
+ * ARGV[11..15] of acquire (see LUA_QUEUE): mode, rank, cancel grace,
  * cancel prefix, whether we listen.  The rank is chosen once, at the
  * first attempt: --order, else the wall clock in microseconds (exact in
  * a double, which a sorted set's score is).

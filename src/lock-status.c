@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status: who holds a lock (or the slots of a semaphore), from one atomic
- * snapshot taken by the status script.
+ * snapshot taken by the status script; list (lock-list.c) parses the same
+ * snapshots, many in one reply, and takes the majority the same way.
  */
 
 #include <ctype.h>
@@ -19,32 +20,11 @@ static int	 status_is(const redisReply *, const char *, size_t,
 		     const char *);
 static void	 status_meta(struct lock_holder *, const redisReply *,
 		     int);
-static int	 status_parse(struct lock *, size_t, const redisReply *,
-		     struct lock_view *);
+static const char *status_mode(const redisReply *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
-static void	 lock_holders_free(struct lock_holder *, size_t);
-static void	 status_queue(struct lock_state *, const redisReply *);
-
-/*
- * The queue, after the holders: how many wait (the most any server
- * counts) and in which mode (the first server's that names one).
- */
-static void
-status_queue(struct lock_state *st, const redisReply *r)
-{
-	const redisReply *mode;
-
-	if (r->elements < 5 || r->element[3]->type != REDIS_REPLY_INTEGER ||
-	    r->element[4]->type != REDIS_REPLY_STRING)
-		return;
-	if (r->element[3]->integer > (long long)st->waiting)
-		st->waiting = (size_t)r->element[3]->integer;
-	mode = r->element[4];
-	if ((st->queue[0] == '\0' || strcmp(st->queue, "any") == 0) &&
-	    mode->len < sizeof(st->queue))
-		log_sanitize(st->queue, sizeof(st->queue), mode->str,
-		    mode->len);
-}
+static size_t	 status_count(const struct lock_view *, size_t, const char *);
+static int	 status_views_differ(const struct lock_state *);
+static void	 status_queue(struct lock_state *, const struct lock_view *);
 
 static char *
 status_str(const redisReply *r)
@@ -136,30 +116,50 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 	}
 }
 
-/* Parse one server's status reply into its holders. */
-static int
-status_parse(struct lock *l, size_t idx, const redisReply *r,
+/* The mode a snapshot names, as status shows it: a known name, or ours. */
+static const char *
+status_mode(const redisReply *r)
+{
+	static const char *modes[] = { "exclusive", "shared", "semaphore" };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (status_is(r, "", 0, modes[i]))
+			return (modes[i]);
+	return (modes[0]);
+}
+
+/*
+ * Parse one snapshot of a lock, the n elements {holders, metadata, count,
+ * limit, waiting, mode, queue mode} of a reply, into v (lock_state_free() or
+ * lock_holders_free() frees it); ours: our token, or NULL.  -1 if it has
+ * not that shape.
+ */
+int
+lock_view_parse(redisReply *const *el, size_t n, const char *ours,
     struct lock_view *v)
 {
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
-	    r->element[0]->type != REDIS_REPLY_ARRAY ||
-	    r->element[1]->type != REDIS_REPLY_ARRAY ||
-	    r->element[2]->type != REDIS_REPLY_INTEGER ||
-	    r->element[2]->integer < (long long)r->element[0]->elements)
-		return (lock_unexpected(l, idx, "status", r,
-		    "array of holders, metadata and count"));
-	list = r->element[0];
+	if (n != 7 || el[0]->type != REDIS_REPLY_ARRAY ||
+	    el[1]->type != REDIS_REPLY_ARRAY ||
+	    el[2]->type != REDIS_REPLY_INTEGER ||
+	    el[3]->type != REDIS_REPLY_INTEGER ||
+	    el[4]->type != REDIS_REPLY_INTEGER || el[4]->integer < 0 ||
+	    el[5]->type != REDIS_REPLY_STRING ||
+	    el[6]->type != REDIS_REPLY_STRING ||
+	    el[2]->integer < (long long)el[0]->elements)
+		return (-1);
+	list = el[0];
 	for (i = 0; i < list->elements; i++) {
 		e = list->element[i];
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[1]->type != REDIS_REPLY_INTEGER)
-			return (lock_unexpected(l, idx, "status", r,
-			    "token and TTL for each holder"));
+			return (-1);
 	}
+	v->mode = status_mode(el[5]);
 	v->holders = xcalloc(list->elements, sizeof(*v->holders));
 	for (i = 0; i < list->elements; i++) {
 		struct lock_holder *h = &v->holders[i];
@@ -169,12 +169,17 @@ status_parse(struct lock *l, size_t idx, const redisReply *r,
 		h->pid = -1;
 		h->token = status_str(e->element[0]);
 		h->ttl_ms = e->element[1]->integer;
-		h->ours = l->token != NULL && strcmp(h->token, l->token) == 0;
-		status_meta(h, r->element[1], l->spec.mode == LOCK_SEMAPHORE);
+		h->ours = ours != NULL && strcmp(h->token, ours) == 0;
+		/* A semaphore's and the readers' fields are per token. */
+		status_meta(h, el[1], strcmp(v->mode, "exclusive") != 0);
 	}
 	v->nholders = list->elements;
-	v->nholding = (size_t)r->element[2]->integer;
-	return (EXIT_OK);
+	v->nholding = (size_t)el[2]->integer;
+	v->limit = el[3]->integer;
+	v->waiting = (size_t)el[4]->integer;
+	log_sanitize(v->queue, sizeof(v->queue), el[6]->str,
+	    el[6]->len < sizeof(v->queue) ? el[6]->len : 0);
+	return (0);
 }
 
 static void
@@ -198,68 +203,141 @@ lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[2];
-	size_t			 i, j, k, m, count, answered = 0;
-	char			 listed[32];
-	struct lock_holder	*hs, *h;
+	const char		*argv[4];
+	size_t			 i, answered = 0, who_len;
+	char			 listed[32], *who;
 
 	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	(void)lock_call(l, l->scripts->status, LK_LEASES + 1, 2, argv, NULL, 0,
-	    &rd);
+	argv[2] = l->keys[LK_LEASES];
+	/* KEYS[4] .. ':who' of the scripts (LUA_QUEUE): the queue's mode. */
+	who = keyslot_companion(l->key, l->key_len, "queue:who", &who_len);
+	argv[3] = who;
+	(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+	free(who);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
 		if (rd.results[i] == CONN_OK &&
-		    status_parse(l, i, rd.replies[i], &vs[i]) == EXIT_OK) {
+		    rd.replies[i]->type == REDIS_REPLY_ARRAY &&
+		    lock_view_parse(rd.replies[i]->element,
+		    rd.replies[i]->elements, l->token, &vs[i]) == 0) {
 			answered++;
-			status_queue(st, rd.replies[i]);
-			if (vs[i].nholding - vs[i].nholders > st->unlisted)
-				st->unlisted = vs[i].nholding - vs[i].nholders;
 			continue;
 		}
+		if (rd.results[i] == CONN_OK)
+			(void)lock_unexpected(l, i, "status", rd.replies[i],
+			    "array of holders, metadata, count, limit, "
+			    "waiters and mode");
 		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
 		    conn_error(l->conns[i]));
 	}
 	lock_round_free(l, &rd);
 	st->views = vs;
 	st->nviews = l->nconns;
+	st->mode = l->spec.mode == LOCK_SEMAPHORE ? "semaphore" : "exclusive";
+	for (i = 0; i < l->nconns; i++)
+		if (vs[i].error == NULL && vs[i].nholders > 0)
+			st->mode = vs[i].mode;
 	if (answered < l->quorum)
 		return (lock_fail(l, answered));
-	/* A holder counts where a majority sees the same token. */
-	hs = NULL;
-	m = 0;
-	for (i = 0; i < l->nconns; i++) {
-		for (j = 0; j < vs[i].nholders; j++) {
-			h = &vs[i].holders[j];
-			for (k = 0; k < m; k++)
-				if (strcmp(hs[k].token, h->token) == 0)
-					break;
-			if (k < m)
-				continue;
-			count = 0;
-			for (k = i; k < l->nconns; k++) {
-				size_t x;
-
-				for (x = 0; x < vs[k].nholders; x++)
-					if (strcmp(vs[k].holders[x].token,
-					    h->token) == 0)
-						count++;
-			}
-			if (count < l->quorum)
-				continue;
-			hs = xreallocarray(hs, m + 1, sizeof(*hs));
-			status_copy(&hs[m++], h);
-		}
-	}
-	st->holders = hs;
-	st->nholders = m;
+	lock_state_majority(st, l->quorum);
 	return (EXIT_OK);
 }
 
+/* On how many of the n views token holds. */
+static size_t
+status_count(const struct lock_view *vs, size_t n, const char *token)
+{
+	size_t i, j, count = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < vs[i].nholders; j++)
+			if (strcmp(vs[i].holders[j].token, token) == 0)
+				count++;
+	return (count);
+}
+
+/* The queue's mode: the first server's that names one other than any. */
 static void
+status_queue(struct lock_state *st, const struct lock_view *v)
+{
+	if (st->queue[0] == '\0' || (strcmp(st->queue, "any") == 0 &&
+	    v->queue[0] != '\0'))
+		(void)snprintf(st->queue, sizeof(st->queue), "%s", v->queue);
+}
+
+/* Whether the servers that answered tell different stories. */
+static int
+status_views_differ(const struct lock_state *st)
+{
+	const struct lock_view	*vs = st->views;
+	size_t			 i, j, first = st->nviews;
+
+	for (i = 0; i < st->nviews; i++) {
+		if (vs[i].error != NULL)
+			continue;
+		if (first == st->nviews) {
+			first = i;
+			continue;
+		}
+		if (vs[i].nholders != vs[first].nholders)
+			return (1);
+		for (j = 0; j < vs[i].nholders; j++)
+			if (status_count(&vs[first], 1,
+			    vs[i].holders[j].token) == 0)
+				return (1);
+	}
+	return (0);
+}
+
+/*
+ * The majority's view of st->views: the holders whose token a quorum of
+ * the servers sees (none when free; with one server, whoever holds it
+ * there), the number of waiters that a quorum sees at least, the queue's
+ * mode, the limit, the holders beyond those listed, and whether the
+ * servers disagree.
+ */
+void
+lock_state_majority(struct lock_state *st, size_t quorum)
+{
+	const struct lock_view	*vs = st->views;
+	struct lock_holder	*h;
+	size_t			 i, j, k, above;
+
+	for (i = 0; i < st->nviews; i++) {
+		for (j = 0; j < vs[i].nholders; j++) {
+			h = &vs[i].holders[j];
+			for (k = 0; k < st->nholders; k++)
+				if (strcmp(st->holders[k].token, h->token) == 0)
+					break;
+			if (k < st->nholders || status_count(&vs[i],
+			    st->nviews - i, h->token) < quorum)
+				continue;
+			st->holders = xreallocarray(st->holders,
+			    st->nholders + 1, sizeof(*st->holders));
+			status_copy(&st->holders[st->nholders++], h);
+		}
+		if (vs[i].error != NULL)
+			continue;
+		if (vs[i].nholding - vs[i].nholders > st->unlisted)
+			st->unlisted = vs[i].nholding - vs[i].nholders;
+		/* A value is the majority's if a quorum sees as much. */
+		for (k = 0, above = 0; k < st->nviews; k++)
+			above += vs[k].error == NULL &&
+			    vs[k].waiting >= vs[i].waiting;
+		if (above >= quorum && vs[i].waiting > st->waiting)
+			st->waiting = vs[i].waiting;
+		if (vs[i].limit > st->limit)
+			st->limit = vs[i].limit;
+		status_queue(st, &vs[i]);
+	}
+	st->disagree = status_views_differ(st);
+}
+
+void
 lock_holders_free(struct lock_holder *hs, size_t n)
 {
 	size_t i;

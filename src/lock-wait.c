@@ -30,22 +30,6 @@
 #define LOCK_POLL_MS		50	/* servers without a usable BZPOPMIN */
 
 /*
- * While merely waiting, no lock is ours: the signals that end us, held by
- * acquire and run (endsig.c), may do so.  Called with on = 1 before the
- * wait, on = 0 after it.
- */
-static void
-lock_wait_unheld(const struct lock *l, int on, sigset_t *held)
-{
-	if (l->spec.wait_mask == NULL)
-		return;
-	if (on)
-		(void)sigprocmask(SIG_SETMASK, l->spec.wait_mask, held);
-	else
-		(void)sigprocmask(SIG_SETMASK, held, NULL);
-}
-
-/*
  * Block until the holder releases (BZPOPMIN on the wake key), the holder's
  * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
  * Returns 0 to attempt again, or the exit code of a failure.
@@ -62,7 +46,6 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 			     LOCK_FALLBACK_POLL_MS;
 	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
 	int		 is_exact = 0;
-	sigset_t	 held;
 
 	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
 	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
@@ -80,17 +63,20 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	if (block_ms <= 0)
 		return (0);
 	if (l->cannot_block) {
-		lock_wait_unheld(l, 1, &held);
-		clock_sleep_ns(clock_ms_to_ns(block_ms));
-		lock_wait_unheld(l, 0, &held);
+		/* While merely waiting, no lock is ours: the signals that
+		 * end us, held by acquire and run (endsig.c), may do so. */
+		clock_sleep_masked_ns(clock_ms_to_ns(block_ms),
+		    l->spec.wait_mask);
 		return (0);
 	}
 	(void)snprintf(timeout, sizeof(timeout), "%.3f",
 	    (double)block_ms / 1000.0);
 	argv[0] = "BZPOPMIN";
 	lens[0] = 8;
-	/* A fair waiter waits for its own turn, not for any release. */
-	if (l->spec.is_fair) {
+	/* A queued waiter waits for its own turn (or a note that a newer
+	 * one superseded it), not for any release; a reader for the release
+	 * that lets every reader in. */
+	if (l->spec.is_fair || l->spec.mode == LOCK_SHARED) {
 		own = xasprintf("%s%s", l->wake_prefix, l->token);
 		argv[1] = own;
 		lens[1] = strlen(own);
@@ -110,10 +96,14 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	/* On every server at once; the first wake-up is enough. */
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
-	lock_wait_unheld(l, 1, &held);
+	/* A queued waiter's or reader's own wake key ends with its token:
+	 * -v -v cuts it. */
+	for (i = 0; own != NULL && i < l->nconns; i++)
+		conn_set_secret(l->conns[i], 1, l->wake_prefix_len);
+	/* The poll loop lets the signals of spec.wait_mask end us meanwhile
+	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
-	lock_wait_unheld(l, 0, &held);
 	rc = -1;
 	for (i = 0; i < l->nconns; i++) {
 		/* A note in our own key: a newer waiter superseded us. */
@@ -151,15 +141,23 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	return (rc);
 }
 
-/* A fair waiter that gives up leaves the queue at once (best effort: its
- * lease would drop it anyway). */
+/*
+ * A waiter that gives up leaves the fair queue and drops its intent at
+ * once (best effort: its leases would drop it anyway); one that never
+ * waited (-n, not fair) has left nothing to drop.
+ */
 void
 lock_leave_queue(struct lock *l)
 {
 	const char		*argv[1] = { l->token };
 	struct lock_round	 rd;
+	struct lock_failure	 saved = l->fail;
 
-	(void)lock_call(l, l->scripts->leave, LK_LEASES + 1, 1, argv, NULL, 0,
+	if (!l->spec.is_fair && !l->may_wait)
+		return;
+	(void)lock_call(l, l->scripts->leave, LOCK_NKEYS, 1, argv, NULL, 0,
 	    &rd);
 	lock_round_free(l, &rd);
+	/* Why the acquire failed is what the caller reports. */
+	l->fail = saved;
 }

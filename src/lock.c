@@ -26,7 +26,20 @@
 
 #define LOCK_RETRY_MIN_MS	20
 
+/* one script call, as lock_call() retries it */
+struct lock_script_call {
+	struct script	 *script;
+	int		  nkeys, nargs;
+	const char	**args;		/* keys, then arguments */
+	size_t		 *lens;
+	int64_t		  cap_ns;
+};
+
 static void	 lock_type_clash(struct lock *);
+static void	 lock_retry_transient(struct lock *,
+		     const struct lock_script_call *, struct lock_round *);
+static size_t	 lock_tally(struct lock *, const struct lock_round *);
+static int64_t	 lock_wait_budget(struct lock *, int64_t);
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 
@@ -67,7 +80,8 @@ struct lock *
 lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
-	    "queue", "leases", "wake" };
+	    "queue", "leases", "wake", "readers", "rmeta", "writers",
+	    "rwait" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	struct lock	*l;
 	size_t		 i;
@@ -80,7 +94,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->spec.command = xstrdup(spec->command != NULL ? spec->command :
 	    "manual");
 	l->scripts = spec->mode == LOCK_SEMAPHORE ? &scripts_semaphore :
-	    &scripts_mutex;
+	    spec->mode == LOCK_SHARED ? &scripts_shared : &scripts_mutex;
 	(void)snprintf(l->limit_arg, sizeof(l->limit_arg), "%lld",
 	    spec->mode == LOCK_SEMAPHORE ? (long long)spec->limit : 0LL);
 	if (spec->token != NULL)
@@ -92,6 +106,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->conf.user = opts->user;
 	/* --tls is every connection; rediss:// marks its own URL. */
 	l->conf.use_tls = opts->tls.enabled == 1;
+	l->conf.wait_mask = spec->wait_mask;
 	l->nconns = opts->nurls;
 	l->quorum = l->nconns / 2 + 1;
 	l->conns = xcalloc(l->nconns, sizeof(*l->conns));
@@ -295,23 +310,40 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
     const char **argv, const size_t *argl, int64_t cap_ns,
     struct lock_round *rd)
 {
-	struct conn	**retry;
-	redisReply	**rreplies;
-	const char	**args;
-	size_t		 *lens;
-	int		 *rresults;
-	size_t		  i, n, nretry, answered = 0;
-	int64_t		  until, pause_ns;
-	int		  tries = 0, code;
+	struct lock_script_call	 call;
 
-	lock_script_args(l, nkeys, nargs, argv, argl, &args, &lens);
+	call.script = s;
+	call.nkeys = nkeys;
+	call.nargs = nargs;
+	call.cap_ns = cap_ns;
+	lock_script_args(l, nkeys, nargs, argv, argl, &call.args, &call.lens);
 	rd->replies = xcalloc(l->nconns, sizeof(*rd->replies));
 	rd->results = xcalloc(l->nconns, sizeof(*rd->results));
-	script_call_many(l->conns, l->nconns, s, nkeys, nargs, args, lens,
-	    cap_ns, rd->replies, rd->results);
-	until = clock_mono_ns() + clock_ms_to_ns(l->conf.io_timeout_ms);
-	if (cap_ns > 0 && cap_ns < until)
-		until = cap_ns;
+	script_call_many(l->conns, l->nconns, s, nkeys, nargs, call.args,
+	    call.lens, cap_ns, rd->replies, rd->results);
+	lock_retry_transient(l, &call, rd);
+	free(call.args);
+	free(call.lens);
+	return (lock_tally(l, rd));
+}
+
+/*
+ * Servers that said "try again" (LOADING after a restart, BUSY with a slow
+ * script, a failover in progress) are asked again, with a growing pause,
+ * until the I/O timeout has passed since the first try, or the call's cap.
+ */
+static void
+lock_retry_transient(struct lock *l, const struct lock_script_call *call,
+    struct lock_round *rd)
+{
+	struct conn	**retry;
+	redisReply	**rreplies;
+	int		 *rresults, tries = 0;
+	size_t		  i, n, nretry;
+	int64_t		  until, pause_ns;
+
+	until = clock_sooner(clock_mono_ns() +
+	    clock_ms_to_ns(l->conf.io_timeout_ms), call->cap_ns);
 	retry = xcalloc(l->nconns, sizeof(*retry));
 	rreplies = xcalloc(l->nconns, sizeof(*rreplies));
 	rresults = xcalloc(l->nconns, sizeof(*rresults));
@@ -332,8 +364,9 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 			break;
 		clock_sleep_ns(pause_ns);
 		tries++;
-		script_call_many(retry, nretry, s, nkeys, nargs, args, lens,
-		    cap_ns, rreplies, rresults);
+		script_call_many(retry, nretry, call->script, call->nkeys,
+		    call->nargs, call->args, call->lens, call->cap_ns, rreplies,
+		    rresults);
 		for (i = 0, n = 0; i < l->nconns; i++) {
 			if (rd->results[i] != CONN_TRANSIENT)
 				continue;
@@ -344,8 +377,18 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 	free(retry);
 	free(rreplies);
 	free(rresults);
-	free(args);
-	free(lens);
+}
+
+/*
+ * How many servers answered a round; l->fail gets every failed server's
+ * message (a quorum failure names each one, not only the first), and the
+ * most telling exit code: auth, then protocol, then unavailable.
+ */
+static size_t
+lock_tally(struct lock *l, const struct lock_round *rd)
+{
+	size_t	i, answered = 0, at = 0;
+	int	code;
 
 	l->fail.code = 0;
 	l->fail.text[0] = '\0';
@@ -355,16 +398,43 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 			continue;
 		}
 		code = conn_exit_code(rd->results[i]);
-		if (l->fail.text[0] == '\0')
-			(void)snprintf(l->fail.text, sizeof(l->fail.text),
-			    "%s", conn_error(l->conns[i]));
+		if (at < sizeof(l->fail.text))
+			at += (size_t)snprintf(l->fail.text + at,
+			    sizeof(l->fail.text) - at, "%s%s", at > 0 ? "; " :
+			    "", conn_error(l->conns[i]));
 		if (rd->results[i] == CONN_SERVER_ERROR)
 			lock_type_clash(l);
-		/* The most telling failure decides: auth, then protocol. */
 		if (l->fail.code == 0 || code > l->fail.code)
 			l->fail.code = code;
 	}
 	return (answered);
+}
+
+/*
+ * Run s (status or extend) with the keys the lock's mode needs: a mutex
+ * names its own three only, since a slot being migrated answers TRYAGAIN
+ * to keys that do not exist there, and readers' keys mostly do not.  A
+ * server that finds readers (a reader's token given without -s) answers
+ * REDLOCK-SHARED, and the call is made again with every key.
+ */
+size_t
+lock_call_keys(struct lock *l, struct script *s, int nargs,
+    const char **argv, int64_t cap_ns, struct lock_round *rd)
+{
+	size_t	i, n;
+
+	if (l->spec.mode != LOCK_MUTEX)
+		return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns,
+		    rd));
+	n = lock_call(l, s, 3, nargs, argv, NULL, cap_ns, rd);
+	for (i = 0; i < l->nconns; i++)
+		if (rd->results[i] == CONN_SERVER_ERROR &&
+		    strstr(conn_error(l->conns[i]), "REDLOCK-SHARED") != NULL)
+			break;
+	if (i == l->nconns)
+		return (n);
+	lock_round_free(l, rd);
+	return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns, rd));
 }
 
 /*
@@ -382,7 +452,7 @@ lock_type_clash(struct lock *l)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
 	code = l->fail.code;
-	if (l->spec.mode == LOCK_MUTEX && strcmp(kind, "zset") == 0) {
+	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
 		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
 		    l->spec.key);
 		l->fail.type_clash = EXIT_USAGE;
@@ -414,7 +484,7 @@ lock_fail(struct lock *l, size_t ok)
 	if (l->nconns > 1) {
 		memcpy(first, l->fail.text, sizeof(first));
 		lock_failed(l, code, "quorum not reached (%zu of %zu servers, "
-		    "%zu needed): %.400s", ok, l->nconns, l->quorum, first);
+		    "%zu needed): %.900s", ok, l->nconns, l->quorum, first);
 	}
 	l->fail.code = code;
 	return (code);
@@ -523,13 +593,12 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	struct lock_round	 rd;
 	const char		*argv[4];
 	char			 ttl[32], dflt[32];
-	int64_t			 start = clock_mono_ns(), own_cap;
+	int64_t			 start = clock_mono_ns();
 	int			 rc;
 
 	/* Nothing may outlast the validity this extension would give. */
-	own_cap = lock_cap_ns(start, ttl_ms > 0 ? ttl_ms : LOCK_MIN_TTL_MS);
-	if (ttl_ms > 0 && (cap_ns == 0 || own_cap < cap_ns))
-		cap_ns = own_cap;
+	if (ttl_ms > 0)
+		cap_ns = clock_sooner(cap_ns, lock_cap_ns(start, ttl_ms));
 	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	(void)snprintf(dflt, sizeof(dflt), "%d", DEFAULT_TTL_MS);
 	argv[0] = l->token;
@@ -541,7 +610,7 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call(l, l->scripts->extend, 3, 4, argv, NULL, cap_ns, &rd);
+	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	if (rc == EXIT_OK && ttl_ms == 0)
 		ttl_ms = lock_extended_ttl(l, &rd);
@@ -558,6 +627,30 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 		    lock_drift_ms(ttl_ms));
 	}
 	return (rc);
+}
+
+/*
+ * How long WAIT may take before cap_ns: --wait-timeout, or less, leaving
+ * the answer time to come back (-v says so once).
+ */
+static int64_t
+lock_wait_budget(struct lock *l, int64_t cap_ns)
+{
+	int64_t	wait_ms = l->opts->wait_timeout_ms, left_ms;
+	char	want[32], got[32];
+
+	left_ms = (cap_ns - clock_mono_ns()) / 1000000;
+	left_ms -= left_ms / 8 + 1;
+	if (left_ms < 1 || wait_ms <= left_ms)
+		return (left_ms < 1 ? left_ms : wait_ms);
+	if (!l->said_wait_cap) {
+		duration_format(wait_ms, want, sizeof(want));
+		duration_format(left_ms, got, sizeof(got));
+		log_info("--wait-timeout %s capped to %s: lock '%s' must still "
+		    "be valid when WAIT ends", want, got, l->spec.key);
+		l->said_wait_cap = 1;
+	}
+	return (left_ms);
 }
 
 /*
@@ -578,30 +671,16 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 	size_t		 lens[3], i, enough = 0;
 	redisReply	**replies;
 	int		 *results;
-	char		  num[32], ms[32], want[32], got[32];
+	char		  num[32], ms[32];
 	long long	  least = -1;
-	int64_t		  wait_ms = l->opts->wait_timeout_ms, left_ms;
+	int64_t		  wait_ms;
 
 	if (l->opts->wait_replicas == 0)
 		return (0);
-	left_ms = (cap_ns - clock_mono_ns()) / 1000000;
-	/* Leave the answer time to come back before the cap. */
-	left_ms -= left_ms / 8 + 1;
-	if (left_ms < 1) {
+	if ((wait_ms = lock_wait_budget(l, cap_ns)) < 1) {
 		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': no time left to "
 		    "WAIT for replicas within its validity", l->spec.key);
 		return (-1);
-	}
-	if (wait_ms > left_ms) {
-		if (!l->said_wait_cap) {
-			duration_format(wait_ms, want, sizeof(want));
-			duration_format(left_ms, got, sizeof(got));
-			log_info("--wait-timeout %s capped to %s: lock '%s' "
-			    "must still be valid when WAIT ends", want, got,
-			    l->spec.key);
-			l->said_wait_cap = 1;
-		}
-		wait_ms = left_ms;
 	}
 	(void)snprintf(num, sizeof(num), "%d", l->opts->wait_replicas);
 	(void)snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);

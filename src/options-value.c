@@ -216,8 +216,16 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_LIMIT:
 		/* How many holders a semaphore admits. */
 		return (options_count("--limit", arg, 1, 1000000, &a->limit));
+	case OPT_SHARED:
+	case OPT_EXCLUSIVE:
+		/* The last one given counts, as with flock's -s and -x. */
+		a->shared = ch == OPT_SHARED;
+		return (0);
 	case OPT_RELEASE_ON_EXIT:
 		a->release_on_exit = 1;
+		return (0);
+	case OPT_FORCE:
+		a->force = 1;
 		return (0);
 	default:
 		return (options_queue(ch, arg, a));

@@ -106,6 +106,10 @@ const struct options_def options_defs[] = {
 	{ { { "cancelled-exit-code", required_argument, NULL,
 	    OPT_CANCELLED_CODE }, 0 }, "N",
 	    "exit status when a newer run cancelled CMD", "82" },
+	{ { { "shared", no_argument, NULL, OPT_SHARED }, 0 }, NULL,
+	    "a shared hold: any number at once, none with -x", NULL },
+	{ { { "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, 0 }, NULL,
+	    "an exclusive hold (the default): no other holder", NULL },
 	{ { { "json", no_argument, NULL, OPT_JSON }, 0 }, NULL,
 	    "print JSON", NULL },
 	{ { { "renew", required_argument, NULL, OPT_RENEW }, 0 }, "DUR",
@@ -124,13 +128,15 @@ const struct options_def options_defs[] = {
 	    "first sleep a random time up to DUR", "0" },
 	{ { { "min-hold", required_argument, NULL, OPT_MIN_HOLD }, 0 }, "DUR",
 	    "hold the lock DUR at least, even if CMD ends sooner", "0" },
+	{ { { "force", no_argument, NULL, OPT_FORCE }, 0 }, NULL,
+	    "remove whoever holds KEY (an operator's release)", NULL },
 	{ { { "command", required_argument, NULL, OPT_SHELL_COMMAND }, 0 },
 	    "STRING", "run /bin/sh -c STRING instead of -- CMD", NULL },
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
 };
 
 static struct options_status options_exit(int);
-static int	 options_verb_takes(const struct cmd_entry *, int);
+static int	 options_listed(const struct cmd_entry *, int);
 static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
 static void	 options_print_version(void);
@@ -174,9 +180,9 @@ options_default(const struct options_def *d, const struct cmd_entry *e)
 	return (d->dflt);
 }
 
-/* Whether option id is one of verb e's own (NULL: none is). */
+/* Whether verb e (NULL: none) lists option id among its own. */
 static int
-options_verb_takes(const struct cmd_entry *e, int id)
+options_listed(const struct cmd_entry *e, int id)
 {
 	size_t i;
 
@@ -192,8 +198,7 @@ options_takes(const struct cmd_entry *e, int id)
 {
 	const struct options_def *d = options_find(id);
 
-	return ((d != NULL && d->getopt.is_global) ||
-	    options_verb_takes(e, id));
+	return ((d != NULL && d->getopt.is_global) || options_listed(e, id));
 }
 
 /*
@@ -215,9 +220,10 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 	    3);
 	memcpy(*shortopts, "+:", 2);
 	for (d = options_defs; d->getopt.opt.name != NULL; d++) {
-		/* Its row is at hand: no lookup of it by id (options_find). */
-		if (!d->getopt.is_global && !options_verb_takes(e,
-		    d->getopt.opt.val))
+		/* The row is at hand: no options_find() for each (every
+		 * command line builds these tables). */
+		if (!d->getopt.is_global &&
+		    !options_listed(e, d->getopt.opt.val))
 			continue;
 		(*longopts)[n++] = d->getopt.opt;
 		if (d->getopt.opt.val >= 256 || d->help == NULL)
@@ -381,11 +387,26 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 		log_warnx("%s: --cancel-running needs --queue latest", e->name);
 		return (EXIT_USAGE);
 	}
+	if (a->shared && a->queue == LOCK_QUEUE_LATEST) {
+		log_warnx("%s: --shared and --queue latest cannot be used "
+		    "together", e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->shared && a->limit > 0) {
+		log_warnx("%s: --shared and --limit cannot be used together",
+		    e->name);
+		return (EXIT_USAGE);
+	}
 	if (a->renew_ms != 0 && a->renew_ms >= a->ttl_ms) {
 		log_warnx("%s: --renew must be shorter than the TTL", e->name);
 		return (EXIT_USAGE);
 	}
-	if (a->token == NULL && (e->flags & CMD_TOKEN_FROM_ENV) &&
+	if (a->force && a->token != NULL) {
+		log_warnx("%s: --force and --token cannot be used together",
+		    e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->token == NULL && !a->force && (e->flags & CMD_TOKEN_FROM_ENV) &&
 	    (env = getenv(TOKEN_ENV)) != NULL && *env != '\0')
 		a->token = env;
 	if (a->token != NULL && *a->token == '\0') {

@@ -3,7 +3,33 @@
  * redlock-cli: a distributed lock for shell scripts, on Redis.
  *
  * The one project header.  Each section below is the public interface of
- * one source file; everything not declared here is static in its file.
+ * one source file or module; everything not declared here is static in its
+ * file, or private to its module behind the module's own header.
+ *
+ * The map, top down; each layer calls only the ones below it:
+ *   main.c            argv to a command: options, then the command's exec
+ *   cmd.c, cmd-*.c    the command table and one file per verb; help.c and
+ *                     cmd-help.c print help from the tables
+ *   options*.c        options from the table (options-impl.h), checked
+ *                     with the one integer parser (number.c); settings.c
+ *                     adds the environment, URLs and the password
+ *   supervise*.c      run's job: the supervisor in phases (start, hold,
+ *                     drain, lose, release), the guardian process and the
+ *                     process tree (supervise-impl.h)
+ *   lock*.c           the lock protocol: lock.c opens a lock from a struct
+ *                     lock_spec and fans each operation out to every
+ *                     server; lock-acquire.c, lock-wait.c, lock-status.c
+ *                     (private: lock-impl.h)
+ *   scripts.c         the Lua scripts, one per purpose and mode, put
+ *                     together at build time (scripts-lua.h,
+ *                     scripts-mutex.h, scripts-semaphore.h; their SHA-1s
+ *                     in scripts-sha.h, written by src/tools/script-sha.c)
+ *   conn*.c           the only owner of sockets and the only place that
+ *                     starts I/O (conn-io.c): connect, TLS (tls.c), name
+ *                     lookups, Sentinel and Cluster as states of one poll
+ *                     loop, reply bounds (private: conn-impl.h)
+ *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,
+ *   signame.c, endsig.c, json.c, sha1.c: small parts with no state
  */
 
 #ifndef REDLOCK_H
@@ -95,6 +121,8 @@ int	 number_parse(const char *, long long, long long, long long *,
 int64_t	 clock_mono_ns(void);
 int64_t	 clock_wall_ms(void);
 void	 clock_sleep_ns(int64_t);
+void	 clock_sleep_masked_ns(int64_t, const sigset_t *);
+int64_t	 clock_sooner(int64_t, int64_t);
 int64_t	 clock_ms_to_ns(int64_t);
 
 /* token.c */
@@ -190,7 +218,9 @@ struct cmd_args {
 	int		  superseded_code;
 	int		  outdated_code;
 	int		  cancelled_code;
+	int		  shared;	/* -s; -x (the default) clears it */
 	int		  release_on_exit;	/* run --release-on-exit */
+	int		  force;	/* release --force */
 	const char	 *shell_command;	/* run -c */
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
@@ -234,6 +264,8 @@ enum cmd_option {
 	OPT_WAIT = 'w',
 	OPT_CONFLICT_CODE = 'E',
 	OPT_SHELL_COMMAND = 'c',
+	OPT_SHARED = 's',
+	OPT_EXCLUSIVE = 'x',
 	OPT_TOKEN = 256,
 	OPT_JSON,
 	OPT_RENEW,
@@ -267,7 +299,8 @@ enum cmd_option {
 	OPT_CANCEL_RUNNING,
 	OPT_SUPERSEDED_CODE,
 	OPT_OUTDATED_CODE,
-	OPT_CANCELLED_CODE
+	OPT_CANCELLED_CODE,
+	OPT_FORCE
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);
@@ -345,6 +378,9 @@ struct conn_config {
 	const char	*password_from;	/* where password came from (NULL:
 					 * --password-file or the environment) */
 	int		 use_tls;	/* --tls: every connection */
+	/* the signal mask while a blocking command (BZPOPMIN) waits: no
+	 * lock is ours then, so the signals that end us may (NULL: ours) */
+	const sigset_t	*wait_mask;
 };
 struct conn;
 struct conn *conn_new(const struct redis_url *, const struct conn_config *);
@@ -353,12 +389,14 @@ void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
-void	 conn_set_secret(struct conn *, int);
+void	 conn_set_secret(struct conn *, int, size_t);
 int	 conn_exit_code(int);
 const char *conn_hiredis_version(void);
 struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);
+int	 conn_cluster_masters(struct conn *, int64_t, struct conn ***,
+	     size_t *);
 void	 conn_command_many(struct conn **, size_t, size_t, int,
 	     const char **, const size_t *, int64_t, int64_t,
 	     struct redisReply **, int *);
@@ -378,7 +416,8 @@ int	 conn_take(struct conn *, struct redisReply **);
  */
 enum lock_mode {
 	LOCK_MUTEX,		/* one holder: the key is the token */
-	LOCK_SEMAPHORE		/* --limit N holders */
+	LOCK_SEMAPHORE,		/* --limit N holders */
+	LOCK_SHARED		/* -s: any number, excluding the mutex */
 };
 /* How waiters queue (--queue): see lock-queue.c. */
 enum lock_queue {
@@ -419,10 +458,14 @@ struct lock_holder {
 /* one server's view of a lock, for status */
 struct lock_view {
 	const char	   *display;	/* the server's URL, redacted */
+	const char	   *mode;	/* "exclusive", "shared", "semaphore" */
 	char		   *error;	/* NULL if it answered */
 	struct lock_holder *holders;
 	size_t		    nholders;	/* listed */
 	size_t		    nholding;	/* in all */
+	size_t		    waiting;	/* queued waiters */
+	char		    queue[8];	/* their mode: any, fifo, latest */
+	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 };
 /* what status found */
 struct lock_state {
@@ -431,8 +474,11 @@ struct lock_state {
 	size_t		    unlisted;	/* holders beyond the list */
 	struct lock_view   *views;	/* each server's own answer */
 	size_t		    nviews;
-	size_t		    waiting;	/* queued waiters (not --queue any) */
+	size_t		    waiting;	/* queued waiters, seen by a majority */
 	char		    queue[8];	/* their mode: any, fifo, latest */
+	int64_t		    limit;	/* a semaphore's, as stored; 0 */
+	int		    disagree;	/* quorum: the servers' views differ */
+	const char	   *mode;	/* as a holding server names it */
 };
 struct lock;
 struct lock *lock_open(const struct global_opts *, const struct lock_spec *);
@@ -441,7 +487,9 @@ int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
 int	 lock_status(struct lock *, struct lock_state *);
+int	 lock_force_release(struct lock *, struct lock_holder **, size_t *);
 void	 lock_state_free(struct lock_state *);
+void	 lock_holders_free(struct lock_holder *, size_t);
 const char *lock_error(const struct lock *);
 const char *lock_name(const struct lock *);
 const char *lock_token(const struct lock *);
@@ -466,6 +514,21 @@ size_t	 lock_listen_poll(struct lock *, struct pollfd *, size_t, int64_t *);
 int	 lock_listen_events(struct lock *, const struct pollfd *, size_t);
 void	 lock_listen_stop(struct lock *);
 int64_t	 lock_cancel_grace_ms(const struct lock *);
+/* lock-list.c: every held lock under the prefix (list) */
+struct lock_entry {
+	char		 *key;		/* without the prefix */
+	int64_t		  limit;	/* 0: a mutex; a semaphore's, or -1 */
+	struct lock_state st;		/* the majority's view */
+};
+struct lock_listing {
+	struct lock_entry *entries;	/* sorted by key */
+	size_t		   n;
+	size_t		   commands;	/* sent, for -v */
+	char		   error[512];
+};
+int	 lock_list(const struct global_opts *, const char *,
+	     struct lock_listing *);
+void	 lock_listing_free(struct lock_listing *);
 
 /* keyslot.c */
 unsigned int keyslot(const char *, size_t);
@@ -489,6 +552,13 @@ int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 
 void	 supervise_ignore_sigpipe(void);
 void	 supervise_restore_sigpipe(void);
+
+/* status-print.c: a lock's state as status and list print it */
+void	 status_print_json(const char *, int64_t, const struct lock_state *);
+void	 status_print_text(const char *, int64_t, const struct lock_state *);
+void	 status_print_token(const char *, char *, size_t);
+void	 status_print_since(int64_t, char *, size_t);
+void	 status_print_entry(const char *, int64_t, const struct lock_state *);
 
 /* json.c */
 void	 json_string(const char *);

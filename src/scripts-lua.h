@@ -3,16 +3,24 @@
  * The Lua source of every script redlock-cli sends (scripts.c sends them):
  * one script per purpose and lock mode, put together here, at build time,
  * from the fragments below and the mode's own (scripts-mutex.h,
- * scripts-semaphore.h).  src/tools/script-sha.c hashes each one into
- * scripts-sha.h for EVALSHA, so no process hashes Lua at start-up.
+ * scripts-semaphore.h, scripts-shared.h).  src/tools/script-sha.c hashes
+ * each one into scripts-sha.h for EVALSHA, so no process hashes Lua at
+ * start-up.
  *
  * Key layout (lock.c builds the names): KEYS[1] is the lock itself, exactly
  * PREFIX+KEY holding the token, so any client using SET NX PX on the same
  * key excludes us and is excluded; the fence counter, the metadata hash,
- * the fair queue and the wake key share its Cluster slot:
+ * the queue and the wake key share its Cluster slot:
  *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash,
- *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
- *   KEYS[6] wake key.
+ *   KEYS[4] queue (zset by rank), KEYS[5] queue leases (zset),
+ *   KEYS[6] wake key, and for shared locks (scripts-shared.h):
+ *   KEYS[7] readers (zset), KEYS[8] readers' metadata (hash),
+ *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
+ *
+ * Every key expires (bounded footprint): the lock and a queue's keys
+ * with their own TTLs, the fence counter, the metadata and the wake keys
+ * LUA_LINGER_MS after the lock's TTL or the wake-up, so nothing of a name
+ * that nobody holds or waits for is left 10 s after its last TTL.
  *
  * Every mode defines the same Lua functions, which the shared bodies call:
  *   mode_check()       whether KEYS[1] has the wrong type, without writing
@@ -27,6 +35,11 @@
  *   mode_stored_ttl(token)  the TTL the holder took the lock with
  *   mode_holds(token)  whether token holds a slot
  *   mode_set_fence(token, fence)  the holder's fence, in its metadata
+ *   mode_drop_all()    force: remove every holder, return who they were
+ *   mode_wait(token, now)  a refused caller that will wait: note it
+ *                      (a writer's intent keeps new readers out)
+ *   mode_fence(ttl)    the fence of a new holder: next_fence(ttl), or
+ *                      for a reader the counter as it is
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -40,6 +53,13 @@
 	" redis.call('TYPE', KEYS[1]).ok)\n"				\
 	"end\n"
 
+/*
+ * How long the companion keys outlive the lock's TTL (or a wake-up): long
+ * enough for a waiter between its attempt and its BZPOPMIN, and for status
+ * to see the metadata of a lock that has just expired.
+ */
+#define LUA_LINGER_MS	"5000"
+
 /* Server time in ms: one clock for every holder's and waiter's expiry. */
 #define LUA_SERVER_NOW							\
 	"local function server_now()\n"				\
@@ -48,23 +68,84 @@
 	"end\n"
 
 /*
+ * The next fence: one more than the counter.  The counter expires with
+ * the lock (LUA_LINGER_MS after its TTL), so that a name nobody uses
+ * leaves nothing behind; a counter that starts again starts from the
+ * server's time in ms, above every fence given before as long as the
+ * server's clock has not stepped back by more than the time the counter
+ * was gone, and the name was taken less than once a millisecond on
+ * average while it lived.  The clock is asked only then: INCR and PEXPIRE
+ * are the two calls of every other take.  ttl: the lock's, in ms.
+ */
+#define LUA_NEXT_FENCE							\
+	"local function next_fence(ttl)\n"				\
+	"  local f = redis.call('INCR', KEYS[2])\n"			\
+	"  if f == 1 then\n"						\
+	"    f = server_now()\n"					\
+	"    redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
+	"  else\n"							\
+	"    redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  end\n"							\
+	"  return f\n"							\
+	"end\n"
+
+/*
  * Wake one waiter.  The wake key is a sorted set of one member: adding it
  * again is a no-op, so however many releases nobody waited for, the next
  * waiter finds at most one stale wake-up (one spare attempt), and no call
- * is spent keeping it that way.  Like the fence counter it outlives the
- * lock (one small key per lock name).  The head of a queue (the lowest
- * rank) gets a wake key of its own, which expires, since there is one per
- * waiter.  ARGV[prefix] is the prefix of the per-waiter wake keys.
+ * is spent keeping it that way.  It expires LUA_LINGER_MS after the last
+ * wake-up: a waiter takes it within a round trip, or blocks on it already.
+ * The head of a queue (the lowest rank) gets a wake key of its own, since
+ * there is one per waiter.  ARGV[prefix] is the prefix of the per-waiter
+ * wake keys.
  */
 #define LUA_WAKE(prefix)						\
 	"local function wake_waiters()\n"				\
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
+	"  redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
 	"  local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]\n"	\
 	"  if head then\n"						\
 	"    local k = ARGV[" #prefix "] .. head\n"			\
 	"    redis.call('ZADD', k, 0, 'go')\n"				\
-	"    redis.call('PEXPIRE', k, 10000)\n"				\
+	"    redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"  end\n"							\
+	"end\n"
+
+/*
+ * A snapshot of the holders in sorted set k (token -> expiry, server time
+ * now), whose metadata fields in hash meta are "<token>:field", for status
+ * and list: {{{token, ms left}, ...}, {field, value, ...}, count, limit,
+ * waiting (0: the caller counts them), mode}, with at most max holders
+ * listed and only their fields, so that the reply stays within the
+ * client's bounds however many hold.  Read only: expired holders are
+ * skipped, not dropped.  A semaphore's slots and the readers of a shared
+ * lock alike.
+ */
+#define LUA_HOLDERS_SNAPSHOT						\
+	"local function holders_snapshot(k, meta, now, max, limit, mode)\n"\
+	"  local holders, m = {}, {}\n"				\
+	"  local z = redis.call('ZRANGEBYSCORE', k, '(' .. now, '+inf',"	\
+	" 'WITHSCORES', 'LIMIT', 0, max)\n"				\
+	"  for i = 1, #z, 2 do\n"					\
+	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"	\
+	"    for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'})"\
+	" do\n"							\
+	"      local v = redis.call('HGET', meta, z[i] .. ':' .. f)\n"	\
+	"      if v then m[#m + 1] = z[i] .. ':' .. f; m[#m + 1] = v end\n"\
+	"    end\n"							\
+	"  end\n"							\
+	"  return {holders, m, redis.call('ZCOUNT', k, '(' .. now, '+inf'),"\
+	" limit, 0, mode}\n"						\
+	"end\n"
+
+/*
+ * How many wait in a queue: the waiters whose lease (KEYS[5] of the lock
+ * scripts) has not run out.  Waiters with --queue any block on the wake
+ * key and are known to nobody, so they are not counted.
+ */
+#define LUA_WAITING							\
+	"local function waiting(leases, now)\n"			\
+	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
 	"end\n"
 
 /*
@@ -76,7 +157,7 @@
  * has a lease that its every attempt refreshes, so a dead one blocks the
  * queue no longer than that.  KEYS[4]..':who' holds each waiter's "pid
  * host", for the message of the one it supersedes, and under the field ''
- * (no token is empty) the queue's mode, for status.
+ * (no token is empty) the queue's mode, for status and list.
  *
  * latest keeps one waiter: the highest rank.  A newcomer that outranks the
  * queued ones drops them, and leaves each a note "superseded PID HOST" in
@@ -87,14 +168,18 @@
  *
  * --cancel-running: a latest waiter kept waiting leaves the holder, if
  * that holder listens (a run of --queue latest), a note "cancelled GRACE
- * PID HOST" in its key ARGV[13]..token, on which it blocks between
+ * PID HOST" in its key ARGV[14]..token, on which it blocks between
  * renewals (lock-queue.c).
+ *
+ * Whether a queued waiter's turn has come is the mode's queue_turn(token,
+ * free) (LUA_QUEUE_TURN, or for readers LUA_SHARED_QUEUE_TURN), and
+ * queue_admitted() what it does once one is let in.
  *
  * queue_admit() answers nil when token may take a slot now (and takes it
  * out of the queue), or the reply: busy, or {2, 0, '', HOST, PID, '', ''}
  * when superseded.
- *   ARGV[9] wake prefix, ARGV[10] mode, ARGV[11] rank, ARGV[12] cancel
- *   grace ms ('': no cancel), ARGV[13] cancel prefix
+ *   ARGV[9] wake prefix, ARGV[11] mode, ARGV[12] rank, ARGV[13] cancel
+ *   grace ms ('': no cancel), ARGV[14] cancel prefix
  */
 #define LUA_QUEUE							\
 	"local who = KEYS[4] .. ':who'\n"				\
@@ -118,27 +203,28 @@
 	"  end\n"							\
 	"end\n"							\
 	"local function queue_join(token, rank, lease)\n"		\
-	"  if ARGV[10] == 'latest' then\n"				\
+	"  if ARGV[11] == 'latest' then\n"				\
 	"    local top = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')\n"\
 	"    if top[1] and (tonumber(top[2]) > rank or\n"		\
 	"        (tonumber(top[2]) == rank and top[1] > token)) then\n"	\
 	"      return superseded(redis.call('HGET', who, top[1]))\n"	\
 	"    end\n"							\
 	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
-	"      queue_tell(ARGV[9] .. tok, 'superseded ' .. me, 10000)\n"	\
+	"      queue_tell(ARGV[9] .. tok, 'superseded ' .. me, "		\
+	LUA_LINGER_MS ")\n"						\
 	"      queue_drop(tok)\n"					\
 	"    end\n"							\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
-	"  redis.call('HSET', who, token, me, '', ARGV[10])\n"		\
+	"  redis.call('HSET', who, token, me, '', ARGV[11])\n"		\
 	"  queue_keep(lease)\n"					\
 	"  return nil\n"						\
 	"end\n"							\
 	"local function queue_cancel()\n"				\
 	"  local h = mode_holder()\n"					\
-	"  if ARGV[12] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
-	"    queue_tell(ARGV[13] .. h[1], 'cancelled ' .. ARGV[12] .. ' ' ..\n"\
-	"      me, 5000)\n"						\
+	"  if ARGV[13] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
+	"    queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' ..\n"\
+	"      me, " LUA_LINGER_MS ")\n"				\
 	"  end\n"							\
 	"end\n"							\
 	"local function queue_admit(token, now, lease, free, busy)\n"	\
@@ -150,18 +236,29 @@
 	"    local note = redis.call('ZRANGEBYSCORE', ARGV[9] .. token,"	\
 	" -1, -1)[1]\n"						\
 	"    if note then return superseded(string.sub(note, 12)) end\n"	\
-	"    local lost = queue_join(token, tonumber(ARGV[11]), lease)\n"	\
+	"    local lost = queue_join(token, tonumber(ARGV[12]), lease)\n"	\
 	"    if lost then return lost end\n"				\
 	"  end\n"							\
-	"  if redis.call('ZRANK', KEYS[4], token) >= free then\n"	\
+	"  if not queue_turn(token, free) then\n"			\
 	"    redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
 	"    queue_keep(lease)\n"					\
 	"    if free <= 0 then queue_cancel() end\n"			\
 	"    return busy(free > 0)\n"					\
 	"  end\n"							\
 	"  queue_drop(token)\n"					\
+	"  queue_admitted()\n"					\
 	"  return nil\n"						\
 	"end\n"
+
+/*
+ * A queued waiter's turn: when fewer waiters rank before it than there
+ * are free slots.  Nothing more to do when one is let in.
+ */
+#define LUA_QUEUE_TURN							\
+	"local function queue_turn(token, free)\n"			\
+	"  return redis.call('ZRANK', KEYS[4], token) < free\n"	\
+	"end\n"							\
+	"local function queue_admitted() end\n"
 
 /*
  * acquire: take the lock (or a slot) if free, and give this holder its
@@ -169,16 +266,17 @@
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
  *   (a semaphore's), ARGV[8] queue lease ms (0 = --queue any), ARGV[9]
- *   to ARGV[13] the queue's (LUA_QUEUE), ARGV[14] '1' if the holder
- *   listens for cancels, else '0'
+ *   prefix of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n,
+ *   the caller will not wait), ARGV[11] to ARGV[14] the queue's
+ *   (LUA_QUEUE), ARGV[15] '1' if the holder listens for cancels, else '0'
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
  *   then that holder's token, host, pid, command and since}, or {2, ...}
  *   when superseded (LUA_QUEUE).
- * Races closed: the fence is incremented in the same atomic step as the
- * take, so successive holders never see the same or a lower fence, even
- * after an expiry.
+ * Races closed: the fence is taken in the same atomic step as the take
+ * (next_fence), so successive holders never see the same or a lower fence,
+ * even after an expiry.
  */
 #define LUA_ACQUIRE_BODY						\
 	"local token, ttl = ARGV[1], tonumber(ARGV[2])\n"		\
@@ -190,6 +288,7 @@
 	"if mine then return {1, mine} end\n"				\
 	"local free, hint = mode_room(now)\n"				\
 	"local function busy(unknown)\n"				\
+	"  mode_wait(token, now)\n"					\
 	"  local h = mode_holder()\n"					\
 	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5]}\n"\
 	"end\n"							\
@@ -199,7 +298,7 @@
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
 	"end\n"							\
-	"local f = redis.call('INCR', KEYS[2])\n"			\
+	"local f = mode_fence(ttl)\n"					\
 	"mode_take(token, ttl, now, f)\n"				\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
@@ -248,6 +347,7 @@
  * here.  See lock-acquire.c for why that keeps fences strictly increasing.
  *   ARGV[1] token, ARGV[2] fence, ARGV[3] limit
  *   returns 1 when the counter is now at least the fence, 0 if not held.
+ *   The counter set expires with the lock here, as next_fence's does.
  */
 #define LUA_RAISE_FENCE_BODY						\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
@@ -255,20 +355,42 @@
 	"if not mode_holds(ARGV[1]) then return 0 end\n"	\
 	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"\
 	" then\n"							\
-	"  redis.call('SET', KEYS[2], ARGV[2])\n"			\
+	"  redis.call('SET', KEYS[2], ARGV[2], 'PX',"			\
+	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_LINGER_MS ")\n"\
 	"end\n"							\
 	"mode_set_fence(ARGV[1], ARGV[2])\n"				\
 	"return 1\n"
 
 /*
- * leave: a queued waiter that gives up (-w ran out) leaves the queue now
- * rather than when its lease ends; the same in every mode.
- *   KEYS[1..3] unused, KEYS[4] queue, KEYS[5] queue leases; ARGV[1] token
+ * force: an operator's release (release --force): remove every holder,
+ * whoever it is, and wake a waiter.  The fence counter stays (so the
+ * removed holder's late writes are refused by fencing), and so do the
+ * waiters in the queue.
+ *   ARGV[1] prefix of per-waiter wake keys
+ *   returns {{token, host, pid, command, since}, ...}: each holder
+ *   removed ('' where unknown: a foreign client's lock), {} if none.
+ */
+#define LUA_FORCE_BODY							\
+	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
+	"if mode_prepare(now) then return clash() end\n"		\
+	"local removed = mode_drop_all()\n"				\
+	"if #removed > 0 then wake_waiters() end\n"			\
+	"return removed\n"
+
+/*
+ * leave: a queued waiter, or a waiter that noted its intent (mode_wait),
+ * that gives up (-w ran out) leaves the queue now rather than when its
+ * lease ends; the same in every mode.
+ *   KEYS[1..3] unused, KEYS[4] queue, KEYS[5] queue leases, KEYS[6..8]
+ *   unused, KEYS[9] waiting writers, KEYS[10] waiting readers;
+ *   ARGV[1] token
  */
 static const char lua_leave[] =
 	"redis.call('ZREM', KEYS[4], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
 	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1])\n"
+	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
+	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";
 
 /*
@@ -295,18 +417,18 @@ static const char lua_done[] =
 	"return {}\n";
 
 /*
- * What status says of the queue: how many wait (live leases) and in which
- * mode, 'any' when no queue has been seen.
+ * The queue's mode, for status and list: as the queue's ':who' hash keeps
+ * it (LUA_QUEUE), 'any' when no queue has been seen.
  */
-#define LUA_QUEUE_STATUS						\
-	"local function queue_status()\n"				\
-	"  local now = server_now()\n"					\
-	"  return redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf'),\n"	\
-	"    redis.call('HGET', KEYS[4] .. ':who', '') or 'any'\n"	\
+#define LUA_QUEUE_MODE							\
+	"local function queue_mode(who)\n"				\
+	"  return redis.call('HGET', who, '') or 'any'\n"		\
 	"end\n"
 
+#include "scripts-shared.h"
 #include "scripts-mutex.h"
 #include "scripts-semaphore.h"
+#include "scripts-list.h"
 
 /* Every script, for scripts.c and the hashing tool: X(NAME, body). */
 #define LOCK_SCRIPTS(X)							\
@@ -317,10 +439,17 @@ static const char lua_done[] =
 	X(MUTEX_EXTEND, lua_mutex_extend)				\
 	X(MUTEX_STATUS, lua_mutex_status)				\
 	X(MUTEX_RAISE_FENCE, lua_mutex_raise_fence)			\
+	X(MUTEX_FORCE, lua_mutex_force)					\
 	X(SEMAPHORE_ACQUIRE, lua_semaphore_acquire)			\
 	X(SEMAPHORE_RELEASE, lua_semaphore_release)			\
 	X(SEMAPHORE_EXTEND, lua_semaphore_extend)			\
 	X(SEMAPHORE_STATUS, lua_semaphore_status)			\
-	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)
+	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)		\
+	X(SEMAPHORE_FORCE, lua_semaphore_force)				\
+	X(LIST, lua_list)						\
+	X(SHARED_ACQUIRE, lua_shared_acquire)				\
+	X(SHARED_RELEASE, lua_shared_release)				\
+	X(SHARED_EXTEND, lua_shared_extend)				\
+	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)
 
 #endif /* SCRIPTS_LUA_H */

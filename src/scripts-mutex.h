@@ -2,11 +2,20 @@
 /*
  * The mutex's scripts (one holder): KEYS[1] is a string, the holder's
  * token, with the lock's TTL as its own, so any client's SET NX PX on the
- * same key excludes us and is excluded.  Its metadata hash has no TTL of
- * its own, so renewals need not touch it: release deletes it, and after an
- * expiry the next holder overwrites every field; until then its "token"
- * field no longer matches the lock, and status ignores it.  Included by
- * scripts-lua.h only.
+ * same key excludes us and is excluded.  Its metadata hash and the fence
+ * counter expire LUA_LINGER_MS after the lock's TTL (every take and
+ * renewal sets both), so a lock that expires leaves nothing behind; release
+ * deletes the hash at once.  After an expiry the hash's "token" field no
+ * longer matches the lock, and status ignores it.  Included by
+ * scripts-lua.h only, after scripts-shared.h.
+ *
+ * While readers hold (-s), the key is the readers' marker instead
+ * (scripts-shared.h): busy for an exclusive request, which then notes its
+ * intent so that no new reader gets in; release and extend of a reader's
+ * token, and status, work here too, so they need no -s.  status and extend
+ * are sent with the mutex's own three keys (a slot being migrated refuses
+ * keys that do not exist: TRYAGAIN), and answer REDLOCK-SHARED when they
+ * find readers, for lock_call_keys() to send them again with every key.
  */
 
 #ifndef SCRIPTS_MUTEX_H
@@ -14,26 +23,39 @@
 
 /*
  * The mode's functions (see scripts-lua.h).  A mutex's type check costs
- * nothing: mode_prepare's GET fails on any other type, and only then is
+ * nothing: mode_check's GET fails on any other type, and only then is
  * TYPE asked, to name it.  Its key's own TTL is its clock.
  */
 #define LUA_MUTEX_MODE							\
 	"local MODE_NEEDS_TIME = false\n"				\
 	"local cur\n"							\
-	"local function mode_prepare(now)\n"				\
+	"local function mode_check()\n"				\
 	"  local v = redis.pcall('GET', KEYS[1])\n"			\
 	"  if type(v) == 'table' then return true end\n"		\
 	"  cur = v\n"							\
+	"  if cur == SHARED_MARK and not KEYS[7] then\n"		\
+	"    error({err = 'REDLOCK-SHARED'})\n"			\
+	"  end\n"							\
 	"  return false\n"						\
 	"end\n"							\
-	"local function mode_check() return mode_prepare(0) end\n"	\
+	/* Readers' leases are in server time: asked only for them. */	\
+	"local function mode_prepare(now)\n"				\
+	"  if mode_check() then return true end\n"			\
+	"  if cur == SHARED_MARK then cur = rd_prepare(cur, rd_now()) end\n"\
+	"  return false\n"						\
+	"end\n"							\
 	"local function mode_holds(token) return cur == token end\n"	\
 	"local function mode_meta_is(token)\n"				\
 	"  return redis.call('HGET', KEYS[3], 'token') == token\n"	\
 	"end\n"							\
+	"local function keep(ttl)\n"					\
+	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  redis.call('PEXPIRE', KEYS[3], ttl + " LUA_LINGER_MS ")\n"	\
+	"end\n"							\
 	"local function mode_mine(token, ttl, now)\n"			\
 	"  if cur ~= token then return nil end\n"			\
-	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  keep(ttl)\n"						\
 	"  local f = tonumber(redis.call('HGET', KEYS[3], 'fence'))\n"	\
 	"  return f or tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
 	"end\n"							\
@@ -42,34 +64,60 @@
 	"  return 1, 0\n"						\
 	"end\n"							\
 	"local function mode_holder()\n"				\
-	"  if not cur or not mode_meta_is(cur) then\n"			\
-	"    return {cur or '', '', '', '', '', ''}\n"			\
-	"  end\n"							\
-	"  local m = redis.call('HMGET', KEYS[3], 'host', 'pid', 'command',"\
-	" 'since', 'listens')\n"					\
-	"  return {cur, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
-	" m[5] or ''}\n"						\
+	"  if not cur then return {'', '', '', '', ''} end\n"		\
+	"  return rd_holder(cur)\n"					\
 	"end\n"							\
+	/* Only readers need to know that a writer waits: a mutex's
+	 * waiters pay nothing for it. */					\
+	"local function mode_wait(token, now)\n"			\
+	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
+	"end\n"							\
+	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
 	"  set_meta(f)\n"						\
+	"  redis.call('ZREM', KEYS[9], token)\n"			\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
+	"  if cur == SHARED_MARK then return rd_drop(token) end\n"	\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
-	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	/* The writers' intents go too, ours with them (the fast path
+	 * does not drop it): the readers waiting behind us get their
+	 * turn, another waiting writer notes its intent again. */	\
+	"  redis.call('DEL', KEYS[1], KEYS[3], KEYS[9])\n"		\
 	"  return 1\n"							\
 	"end\n"							\
 	"local function mode_stored_ttl(token)\n"			\
+	"  if cur == SHARED_MARK then return rd_stored_ttl(token) end\n"\
 	"  if cur ~= token or not mode_meta_is(token) then return nil end\n"\
 	"  return tonumber(redis.call('HGET', KEYS[3], 'ttl'))\n"	\
 	"end\n"							\
 	"local function mode_renew(token, ttl, now)\n"			\
+	"  if cur == SHARED_MARK then return rd_renew(token, ttl) end\n"\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
-	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
+	"  keep(ttl)\n"						\
 	"  return ttl\n"						\
 	"end\n"							\
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], 'fence', f)\n"			\
+	"end\n"							\
+	"local function mode_drop_all()\n"				\
+	"  if not cur then return {} end\n"				\
+	/* Every reader goes too, and so does their marker. */		\
+	"  if cur == SHARED_MARK then\n"				\
+	"    local removed = {}\n"					\
+	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do\n"\
+	"      local m = redis.call('HMGET', KEYS[8], tok .. ':host',"	\
+	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
+	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
+	" m[3] or '', m[4] or ''}\n"					\
+	"    end\n"							\
+	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
+	"    return removed\n"						\
+	"  end\n"							\
+	"  local h = mode_holder()\n"					\
+	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	"  return {{h[1], h[2], h[3], h[4], h[5]}}\n"			\
 	"end\n"
 
 /* The holder's metadata, from acquire's ARGV (see scripts-lua.h). */
@@ -77,66 +125,115 @@
 	"local function set_meta(f)\n"					\
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
-	"    'since', ARGV[6], 'ttl', ARGV[2], 'listens', ARGV[14])\n"	\
+	"    'since', ARGV[6], 'ttl', ARGV[2],\n"				\
+	"    'listens', ARGV[15] or '0')\n"				\
+	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
 	"end\n"
 
 /*
  * A free mutex taken by an unfair caller, the case that matters for speed,
- * costs three calls: SET NX PX, INCR, HSET; everything else takes the
- * shared path.
+ * costs six calls: SET NX PX, then GET, TIME and SET PX of the fence, HSET
+ * and PEXPIRE of the metadata; everything else takes the shared path.
  */
 static const char lua_mutex_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_NEXT_FENCE
 	LUA_MUTEX_SET_META
 	"if ARGV[8] == '0' and\n"
 	"    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-	"  local f = redis.call('INCR', KEYS[2])\n"
+	"  local f = next_fence(tonumber(ARGV[2]))\n"
 	"  set_meta(f)\n"
 	"  return {1, f}\n"
 	"end\n"
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(9)
+	LUA_QUEUE_TURN
 	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_mutex_release[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(3)
+	LUA_SHARED_WAKE(3)
 	LUA_RELEASE_BODY;
 
 static const char lua_mutex_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_EXTEND_BODY;
 
 static const char lua_mutex_raise_fence[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_RAISE_FENCE_BODY;
 
+static const char lua_mutex_force[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_MUTEX_MODE
+	LUA_WAKE(1)
+	LUA_FORCE_BODY;
+
+/*
+ * A snapshot of mutex k (holding cur, read before) with metadata hash
+ * meta, for status and list, as holders_snapshot's (which it needs):
+ * {{{token, ms left}} or {}, {field, value, ...}, count, 0 (no limit),
+ * 0 (waiting), 'exclusive'}; the metadata is the holder's only if its
+ * token field matches (a foreign client's lock has none).  While readers
+ * hold (cur is the marker), the readers' snapshot from readers and rmeta.
+ */
+#define LUA_MUTEX_SNAPSHOT						\
+	"local function mutex_snapshot(k, meta, cur, readers, rmeta, now,"	\
+	" max)\n"							\
+	"  if cur == SHARED_MARK then\n"				\
+	"    return holders_snapshot(readers, rmeta, now, max, 0, 'shared')\n"\
+	"  end\n"							\
+	"  local holders = {}\n"					\
+	"  if cur then holders[1] = {cur, redis.call('PTTL', k)} end\n"\
+	"  return {holders, redis.call('HGETALL', meta), #holders, 0, 0,"	\
+	" 'exclusive'}\n"						\
+	"end\n"
+
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
- * (separate reads could mix two holders' data).
- *   ARGV[1] limit, ARGV[2] unused
- *   returns {{{token, ms left}} or {}, {field, value, ...}, count,
- *   waiting, queue mode}; the metadata is the holder's only if its token
- *   field matches (a foreign client's lock has none).
+ * (separate reads could mix two holders' data), how many wait and in
+ * which queue mode; or, while readers hold, every reader (read only:
+ * expired readers are skipped, not dropped).
+ *   KEYS[1..3] as acquire's (every key while readers hold: see above);
+ *   ARGV[1] limit, ARGV[2] how many readers to list at most, ARGV[3] the
+ *   queue's leases, ARGV[4] the queue's ':who' hash (not KEYS: declared,
+ *   a key that does not exist would make a Cluster refuse the call while
+ *   the slot migrates)
+ *   returns mutex_snapshot's reply with the number of waiters added and
+ *   the queue's mode after it: a mutex's metadata is the holder's only if
+ *   its token field matches (a foreign client's lock has none); readers'
+ *   fields are "<token>:field".
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
-	LUA_QUEUE_STATUS
+	LUA_WAITING
+	LUA_QUEUE_MODE
+	LUA_HOLDERS_SNAPSHOT
+	LUA_MUTEX_SNAPSHOT
 	"if mode_check() then return clash() end\n"
-	"local holders = {}\n"
-	"if cur then holders[1] = {cur, redis.call('PTTL', KEYS[1])} end\n"
-	"local waiting, queue = queue_status()\n"
-	"return {holders, redis.call('HGETALL', KEYS[3]), #holders, waiting,"
-	" queue}\n";
+	"local now = server_now()\n"
+	"local s = mutex_snapshot(KEYS[1], KEYS[3], cur, KEYS[7], KEYS[8], now,"
+	" tonumber(ARGV[2]))\n"
+	"s[5] = waiting(ARGV[3], now)\n"
+	"s[7] = queue_mode(ARGV[4])\n"
+	"return s\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -4,7 +4,9 @@
  * token -> expiry in server time (TIME, one clock for every holder), and
  * each holder's metadata fields in KEYS[3] are prefixed by its token.
  * Every script first drops the holders whose expiry passed, with their
- * metadata, and the keys live as long as their last holder.  Included by
+ * metadata, and the keys live as long as their last holder (the fence
+ * counter LUA_LINGER_MS longer).  The hash also keeps the limit the last
+ * holder took a slot with, for list.  Included by
  * scripts-lua.h only.
  */
 
@@ -24,6 +26,7 @@
 	"    local ms = math.max(1, tonumber(last[2]) - now)\n"		\
 	"    redis.call('PEXPIRE', KEYS[1], ms)\n"			\
 	"    redis.call('PEXPIRE', KEYS[3], ms)\n"			\
+	"    redis.call('PEXPIRE', KEYS[2], ms + " LUA_LINGER_MS ")\n"	\
 	"  end\n"							\
 	"end\n"							\
 	"local function mode_check()\n"				\
@@ -68,7 +71,8 @@
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
 	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
-	"    token .. ':ttl', ARGV[2], token .. ':listens', ARGV[14])\n"	\
+	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
+	"    ARGV[15] or '0', 'limit', limit)\n"			\
 	"  keep(now)\n"						\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -87,13 +91,30 @@
 	"end\n"							\
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f)\n"		\
-	"end\n"
+	"end\n"							\
+	"local function mode_drop_all()\n"				\
+	"  local removed = {}\n"					\
+	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"\
+	"    local m = {tok}\n"					\
+	"    for _, f in ipairs({'host', 'pid', 'command', 'since'}) do\n"\
+	"      m[#m + 1] = redis.call('HGET', KEYS[3], tok .. ':' .. f)"	\
+	" or ''\n"							\
+	"    end\n"							\
+	"    removed[#removed + 1] = m\n"				\
+	"  end\n"							\
+	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	"  return removed\n"						\
+	"end\n"							\
+	"local function mode_wait(token, now) end\n"			\
+	"local function mode_fence(ttl) return next_fence(ttl) end\n"
 
 static const char lua_semaphore_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_NEXT_FENCE
 	LUA_SEMAPHORE_MODE(7)
 	LUA_WAKE(9)
+	LUA_QUEUE_TURN
 	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
@@ -116,35 +137,46 @@ static const char lua_semaphore_raise_fence[] =
 	LUA_SEMAPHORE_MODE(3)
 	LUA_RAISE_FENCE_BODY;
 
+static const char lua_semaphore_force[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SEMAPHORE_MODE(2)
+	LUA_WAKE(1)
+	LUA_FORCE_BODY;
+
 /*
- * status: the holders, their remaining TTLs and metadata, in one snapshot.
- *   ARGV[1] limit, ARGV[2] how many holders to list at most
- *   returns {{{token, ms left}, ...}, {field, value, ...}, count,
- *   waiting, queue mode}: only
- *   the listed holders' fields, so that the reply stays within the
- *   client's bounds however many hold.
+ * A snapshot of semaphore k with metadata hash meta at server time now,
+ * for status and list (see holders_snapshot), with the limit it was
+ * taken with.
+ */
+#define LUA_SEMAPHORE_SNAPSHOT						\
+	"local function semaphore_snapshot(k, meta, now, max)\n"	\
+	"  return holders_snapshot(k, meta, now, max,"			\
+	" tonumber(redis.call('HGET', meta, 'limit')) or 0, 'semaphore')\n"\
+	"end\n"
+
+/*
+ * status: the holders, their remaining TTLs and metadata, in one snapshot,
+ * how many wait and in which queue mode.
+ *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] how many holders to
+ *   list at most, ARGV[3] the queue's leases, ARGV[4] its ':who' hash (as
+ *   mutex status)
+ *   returns semaphore_snapshot's reply with the number of waiters and the
+ *   queue's mode added.
  */
 static const char lua_semaphore_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(1)
-	LUA_QUEUE_STATUS
-	"local now = server_now()\n"
-	/* Read only: expired holders are skipped, not dropped. */
+	LUA_WAITING
+	LUA_QUEUE_MODE
+	LUA_HOLDERS_SNAPSHOT
+	LUA_SEMAPHORE_SNAPSHOT
 	"if mode_check() then return clash() end\n"
-	"local holders, meta = {}, {}\n"
-	"local z = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf',"
-	" 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))\n"
-	"for i = 1, #z, 2 do\n"
-	"  holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"
-	"  for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'}) do\n"
-	"    local v = redis.call('HGET', KEYS[3], z[i] .. ':' .. f)\n"
-	"    if v then meta[#meta + 1] = z[i] .. ':' .. f; meta[#meta + 1] = v"
-	" end\n"
-	"  end\n"
-	"end\n"
-	"local waiting, queue = queue_status()\n"
-	"return {holders, meta, redis.call('ZCOUNT', KEYS[1], '(' .. now,"
-	" '+inf'), waiting, queue}\n";
+	"local now = server_now()\n"
+	"local s = semaphore_snapshot(KEYS[1], KEYS[3], now, tonumber(ARGV[2]))\n"
+	"s[5] = waiting(ARGV[3], now)\n"
+	"s[7] = queue_mode(ARGV[4])\n"
+	"return s\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SHA-1 (FIPS 180-4), only to name Lua scripts for EVALSHA the way the
- * server does.  Not used for anything secret.  Written here rather than
- * taken from OpenSSL so that a plain redis:// run does not load libcrypto.
+ * server does, and only when building: src/tools/script-sha.c hashes each
+ * script into scripts-sha.h (the unit tests check it against the FIPS
+ * vectors).  Not used for anything secret.  Written here rather than taken
+ * from OpenSSL so that the build tool, compiled for the build machine with
+ * CC_FOR_BUILD, needs no libcrypto there.
  */
 
 #include <stdio.h>

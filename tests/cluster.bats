@@ -10,6 +10,7 @@
 # two of three requests start at the wrong node.
 
 load helpers
+load cluster
 
 NODES="c1 c2 c3"
 KEYS="a b c nightly"
@@ -65,34 +66,7 @@ teardown() {
 
 # --- servers ----------------------------------------------------------
 
-# node_start NAME: a cluster-enabled redis-server on a free port, its
-# files in $CD/node-NAME.
-node_start() {
-	mkdir -p "$CD/node-$1"
-	daemon_on_free_port "$CD/node-$1" node_launch "$CD/node-$1"
-}
-
-# node_launch DIR PORT: one try of node_start.
-node_launch() {
-	rm -f "$1/nodes.conf"
-	redis-server --port "$2" --bind 127.0.0.1 \
-	    --cluster-enabled yes --cluster-config-file "$1/nodes.conf" \
-	    --save '' --appendonly no --daemonize yes \
-	    --pidfile "$1/pid" --dir "$1" --logfile "$1/log"
-}
-
-node_stop() { pidfile_stop "$CD/node-$1"; }
-
-node_port() { cat "$CD/node-$1/port"; }
-ncli() { pcli "$(node_port "$1")" "${@:2}"; }
-
-cluster_ok() {
-	local n
-	for n in $NODES; do
-		ncli "$n" CLUSTER INFO 2>/dev/null | tr -d '\r' |
-		    grep -qx 'cluster_state:ok' || return 1
-	done
-}
+# node_start, node_stop, node_port, ncli, cluster_ok: tests/cluster.bash.
 
 # URLs of one node: plain and as a cluster seed.
 url_of() { echo "redis://127.0.0.1:$(node_port "$1")"; }

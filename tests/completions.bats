@@ -93,7 +93,7 @@ bash_offered_options() {
 
 @test "an empty first word completes to the verbs, in table order" {
 	complete_line 'redlock-cli '
-	assert_equal "${COMPREPLY[*]}" 'acquire release extend run status help'
+	assert_equal "${COMPREPLY[*]}" 'acquire release extend run status list help'
 }
 
 @test "a verb prefix completes to that verb" {
@@ -387,7 +387,7 @@ src_url_schemes() {
 		echo $(t "redlock-cli --cacert $3/certs." | tr " " "\n" | sort)
 	' _ "$bc" "$BASH_FILE" "$BATS_TEST_TMPDIR"
 	assert_success
-	assert_line -n 0 'acquire release extend run status help'
+	assert_line -n 0 'acquire release extend run status list help'
 	assert_line -n 1 '--lost-signal --lost-exit-code'
 	assert_line -n 2 'redis:// rediss:// unix:// redis-sentinel:// redis+cluster://'
 	assert_line -n 3 'acquire release extend run status'

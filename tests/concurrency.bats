@@ -66,7 +66,8 @@ count() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 	# wake-up list of the waiting mechanism).
 	refute_key main k
 	refute_key main '{k}:meta'
-	[ "$(rcli main GET '{k}:fence')" = 50 ]
+	# (which expires a few seconds after the last TTL: issue 17).
+	(($(rcli main GET '{k}:fence') > 0))
 }
 
 @test "of 50 simultaneous acquire -n on a free lock exactly one wins" {

@@ -40,8 +40,8 @@ expected_help() {
 	acquire)
 		cat <<'EOF'
 usage: redlock-cli acquire KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK]
-                           [--limit N] [--fair] [--queue MODE] [--order N]
-                           [--cancel-running[=GRACE]] [--json]
+                           [-s | -x] [--limit N] [--fair] [--queue MODE]
+                           [--order N] [--cancel-running[=GRACE]] [--json]
 
 take the lock and print its token; wait for it unless -n or -w
 
@@ -51,6 +51,8 @@ EOF
 		cat <<'EOF'
       --token TOK         the lock's token (default: a new random one)
       --json              print JSON
+  -s, --shared            a shared hold: any number at once, none with -x
+  -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              the same as --queue fifo
       --queue MODE        how waiters queue: any, fifo (by arrival) or latest
@@ -63,12 +65,13 @@ EOF
 		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
 	release)
 		cat <<'EOF'
-usage: redlock-cli release KEY [--token TOK] [--limit N]
+usage: redlock-cli release KEY [--token TOK | --force] [--limit N]
 
 release the lock held by TOK; exit 3 if TOK does not hold it
 
 options:
       --token TOK         the lock's token (default: $REDLOCK_TOKEN)
+      --force             remove whoever holds KEY (an operator's release)
       --limit N           KEY is a semaphore of N slots, not a lock
 EOF
 		help_end 'redlock-cli release deploy --token "$TOKEN"' ;;
@@ -87,9 +90,9 @@ EOF
 		help_end 'redlock-cli extend deploy --token "$TOKEN" -t 10m' ;;
 	run)
 		cat <<'EOF'
-usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--limit N]
-                       [--fair] [--renew DUR] [--queue MODE] [--order N]
-                       [--skip-outdated] [--cancel-running[=GRACE]]
+usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x]
+                       [--limit N] [--fair] [--renew DUR] [--queue MODE]
+                       [--order N] [--skip-outdated] [--cancel-running[=GRACE]]
                        [--lost-signal SIG] [--kill-after DUR]
                        [--lost-exit-code N] [--superseded-exit-code N]
                        [--outdated-exit-code N] [--cancelled-exit-code N]
@@ -112,6 +115,8 @@ EOF
       --min-hold DUR      hold the lock DUR at least, even if CMD ends sooner
                           (default: 0)
   -c, --command STRING    run /bin/sh -c STRING instead of -- CMD
+  -s, --shared            a shared hold: any number at once, none with -x
+  -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
       --fair              the same as --queue fifo
       --release-on-exit   release when CMD exits, not when all it started have
@@ -166,6 +171,7 @@ usage: redlock-cli [global options] command KEY [options]
 commands:
   acquire  take the lock and print its token; wait for it unless -n or -w
   extend   give the lock held by TOK a new TTL; exit 3 if TOK does not hold it
+  list     show every held lock whose KEY matches PATTERN (a glob, default *)
   release  release the lock held by TOK; exit 3 if TOK does not hold it
   run      hold the lock while CMD runs, renewing it; exit with CMD's status
   status   show who holds the lock; exit 0 if it is held, 1 if it is free

@@ -102,7 +102,7 @@ fi
 # The least a lock user needs (see "ACCESS CONTROL" in the man page): the
 # script commands, BZPOPMIN to wait, WAIT, ROLE and ASKING, SELECT, and the
 # commands the scripts call, on every key (or ~PREFIX* ~{PREFIX*).
-REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +bzpopmin +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +zcount +lpos +rpush +lrem +lindex"
+REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +bzpopmin +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +zcount +lpos +rpush +lrem +lindex +exists +scan +cluster|nodes"
 
 # With REDLOCK_TEST_ACL=1 (make test-acl) every server gets that user and
 # redlock-cli runs as it; the tests' own redis-cli stays the default user.
@@ -197,6 +197,17 @@ pidfile_stop() {
 
 # redis_stop NAME: kill the PID from our own pidfile and wait for it.
 redis_stop() { pidfile_stop "$BATS_FILE_TMPDIR/redis-$1"; }
+# The same for each NAME given.
+redis_start_each() { local s; for s in "$@"; do redis_start "$s"; done; }
+redis_stop_each() { local s; for s in "$@"; do redis_stop "$s"; done; }
+# Each NAME's server running (a test may have stopped it) and empty.
+redis_ready_each() {
+	local s
+	for s in "$@"; do
+		[ -e "$BATS_FILE_TMPDIR/redis-$s/pid" ] || redis_start "$s"
+		redis_flush "$s"
+	done
+}
 
 # rcli NAME ARGS...: redis-cli against one of our servers.
 rcli() {
@@ -219,6 +230,8 @@ wait_until() {
 
 # key_exists NAME KEY
 key_exists() { [ "$(rcli "$1" EXISTS "$2")" = 1 ]; }
+# zcard_is SERVER KEY N: the sorted set KEY has N members (read each try).
+zcard_is() { [ "$(rcli "$1" ZCARD "$2")" = "$3" ]; }
 
 # assert_stderr_line TEXT: $stderr (from run --separate-stderr) has
 # exactly this line (bats-assert 2.1 in Debian has no assert_stderr).

@@ -8,26 +8,11 @@
 
 load helpers
 
-setup_file() {
-	redis_start q1
-	redis_start q2
-	redis_start q3
-	redis_start main
-}
-
-teardown_file() {
-	local s
-	for s in main q1 q2 q3; do
-		redis_stop "$s"
-	done
-}
+setup_file() { redis_start_each q1 q2 q3 main; }
+teardown_file() { redis_stop_each main q1 q2 q3; }
 
 setup() {
-	local s
-	for s in main q1 q2 q3; do
-		[ -e "$BATS_FILE_TMPDIR/redis-$s/pid" ] || redis_start "$s"
-		redis_flush "$s"
-	done
+	redis_ready_each main q1 q2 q3
 	export REDLOCK_URL="unix://$(redis_sock main)"
 	D=$BATS_TEST_TMPDIR
 	HOST=$(hostname)
@@ -329,13 +314,13 @@ five_in_order() {
 	[ "$(printf '%s\n' "$stderr" | grep -o ' fifo [0-9]* ' | cut -d' ' -f2)" = fifo ]
 }
 
-@test "status shows the queue mode and how many wait, as text and JSON" {
+@test "status and list show the queue mode and how many wait, as text and JSON" {
 	hold
 	# Without a queue, the text is as it always was; JSON says so.
 	run --separate-stderr redlock-cli status k
 	refute_line --partial 'queue:'
 	run --separate-stderr redlock-cli status k --json
-	[[ $output == *'"queue":"any","waiting":0}' ]]
+	[[ $output == *'"mode":"exclusive","queue":"any","waiting":0,'* ]]
 	start_bg w1 run k --queue fifo -- true
 	start_bg w2 run k --queue fifo -- true
 	wait_until queue_len_is 2
@@ -343,6 +328,11 @@ five_in_order() {
 	assert_line 'queue: fifo'
 	assert_line 'waiting: 2'
 	run --separate-stderr redlock-cli status k --json
+	[[ $output == *'"queue":"fifo","waiting":2'* ]]
+	# list carries the queue's mode too.
+	run -0 --separate-stderr redlock-cli list
+	assert_line --regexp '^k exclusive .* queue fifo waiting 2$'
+	run -0 --separate-stderr redlock-cli list --json
 	[[ $output == *'"queue":"fifo","waiting":2'* ]]
 }
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/shared.sh: shared (reader) locks, issue 16, against flock -s/-x in
+# the same run (see bench/README.md, "Shared locks"):
+#   S1 (readers)  8 shared workers x 50 cycles: cycles/s, ratio to flock -s
+#   S2 (stream)   readers holding 200 ms each, a new one every 50 ms, and
+#                 one writer arriving in the middle: the writer's wait,
+#                 median and max of ROUNDS, against 200 ms + 1.5 x flock's
+#                 hand-off; flock's writer in the same stream for contrast
+#   S3 (mixed)    7 readers + 1 writer x 50 cycles: cycles/s, ratio to
+#                 flock with -s/-x in the same mix
+# One redis-server on a unix socket in a temporary directory, stopped by
+# its PID on exit.  Knobs: BENCH_SHARED_RUNS (3), BENCH_SHARED_ROUNDS (20),
+# BENCH_SHARED_CYCLES (50), REDLOCK_CLI (./redlock-cli).
+set -euo pipefail
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RL=${REDLOCK_CLI:-$ROOT/redlock-cli}
+RUNS=${BENCH_SHARED_RUNS:-3}
+ROUNDS=${BENCH_SHARED_ROUNDS:-20}
+CYCLES=${BENCH_SHARED_CYCLES:-50}
+TMP=$(mktemp -d)
+RPID=
+
+cleanup() {
+	[ -n "$RPID" ] && kill "$RPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+now_ms() { local t=${EPOCHREALTIME/./}; REPLY=$((t / 1000)); }
+
+start_redis() {
+	redis-server --port 0 --unixsocket "$TMP/sock" --unixsocketperm 700 \
+	    --save '' --appendonly no --daemonize yes --pidfile "$TMP/pid" \
+	    --dir "$TMP" --logfile "$TMP/log" </dev/null >/dev/null
+	for _ in $(seq 100); do
+		redis-cli -s "$TMP/sock" PING >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	RPID=$(cat "$TMP/pid")
+	export REDLOCK_URL="unix://$TMP/sock"
+}
+
+# one TOOL MODE CMD...: one locked command, by redlock-cli or flock.
+one() {
+	local tool=$1 mode=$2
+	shift 2
+	if [ "$tool" = flock ]; then
+		flock "-$mode" "$TMP/flock" "$@"
+	else
+		"$RL" run "-$mode" bench:shared -- "$@"
+	fi
+}
+
+# worker TOOL MODE N: N cycles of a locked `true`.
+worker() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		one "$1" "$2" true
+	done
+}
+
+# rate TOOL MODES...: one worker per mode at once; cycles/s of them all.
+rate() {
+	local tool=$1 t0 m pids=()
+	shift
+	now_ms; t0=$REPLY
+	for m in "$@"; do
+		worker "$tool" "$m" "$CYCLES" & pids+=($!)
+	done
+	wait "${pids[@]}"
+	now_ms
+	awk -v n=$(($# * CYCLES)) -v ms=$((REPLY - t0)) \
+	    'BEGIN { printf "%.1f\n", n * 1000 / ms }'
+}
+
+# handoff: flock's hand-off, ms from a holder's end to a waiter's start.
+handoff() {
+	flock -x "$TMP/flock" sh -c "sleep 0.1; date +%s%3N >$TMP/end" &
+	sleep 0.03
+	flock -x "$TMP/flock" sh -c "date +%s%3N >$TMP/start"
+	wait
+	echo $(($(cat "$TMP/start") - $(cat "$TMP/end")))
+}
+
+# stream TOOL: readers of 200 ms every 50 ms for 1.5 s, a writer at
+# 0.75 s; prints the writer's wait in ms (arrival to its command's start)
+# and the longest reader hold (its command's start to end), as measured.
+stream() {
+	local tool=$1 i t0 pids=()
+	rm -f "$TMP"/r.*
+	for ((i = 0; i < 30; i++)); do
+		if ((i == 15)); then
+			now_ms; t0=$REPLY
+			one "$tool" x sh -c "date +%s%3N >$TMP/w" & pids+=($!)
+		fi
+		one "$tool" s sh -c "date +%s%3N >$TMP/r.$i.s; sleep 0.2;
+		    date +%s%3N >$TMP/r.$i.e" & pids+=($!)
+		sleep 0.05
+	done
+	wait "${pids[@]}"
+	for ((i = 0; i < 30; i++)); do
+		echo $(($(cat "$TMP/r.$i.e") - $(cat "$TMP/r.$i.s")))
+	done | sort -n | tail -1 >"$TMP/hold"
+	echo "$(($(cat "$TMP/w") - t0)) $(cat "$TMP/hold")"
+}
+
+# median and max of numbers on stdin
+medmax() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%s %s\n", m, v[NR] }'
+}
+
+one_run() {
+	local r f hand w fw
+	r=$(rate redlock s s s s s s s s)
+	f=$(rate flock s s s s s s s s)
+	echo "S1 readers: redlock-cli $r/s, flock -s $f/s, ratio $(awk \
+	    -v a="$r" -v b="$f" 'BEGIN { printf "%.2f", a / b }')"
+	hand=$(for _ in $(seq 10); do handoff; done | medmax)
+	for _ in $(seq "$ROUNDS"); do stream redlock; done >"$TMP/s2"
+	w=$(cut -d' ' -f1 "$TMP/s2" | medmax)
+	hold=$(cut -d' ' -f2 "$TMP/s2" | medmax)
+	fw=$(for _ in $(seq 3); do stream flock; done | cut -d' ' -f1 | medmax)
+	echo "S2 stream: writer waits median/max ${w% *}/${w#* } ms;" \
+	    "bound: longest reader hold ${hold#* } ms + 1.5 x flock's" \
+	    "hand-off ${hand% *} ms = $(awk -v h="${hold#* }" -v f="${hand% *}" \
+	    'BEGIN { printf "%.0f", h + 1.5 * f }') ms;" \
+	    "flock's writer ${fw% *}/${fw#* } ms"
+	r=$(rate redlock s s s s s s s x)
+	f=$(rate flock s s s s s s s x)
+	echo "S3 mixed: redlock-cli $r/s, flock $f/s, ratio $(awk \
+	    -v a="$r" -v b="$f" 'BEGIN { printf "%.2f", a / b }')"
+}
+
+command -v redis-server >/dev/null || { echo "bench: no redis-server" >&2; exit 1; }
+[ -x "$RL" ] || { echo "bench: no $RL (make first)" >&2; exit 1; }
+start_redis
+echo "# $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $("$RL" -V)"
+for run in $(seq "$RUNS"); do
+	echo "## run $run"
+	one_run
+done

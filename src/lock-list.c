@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * list: every held lock under the prefix whose KEY matches a glob, on
+ * every server (every master of a Cluster), and the majority's view of
+ * each in quorum mode.  Keys are found with SCAN (never KEYS, which
+ * blocks the server for as long as it has keys), a page of a bounded
+ * COUNT at a time; each page's candidates go to the list script in one
+ * call, which returns the snapshot of those that are locks, so 10,000
+ * locks cost tens of round trips, not 10,000.  Read only.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "lock-impl.h"
+
+/* Keys SCAN looks at per call: each call stays well under a millisecond. */
+#define LIST_SCAN_COUNT		"1000"
+/* Metadata bytes one list call may return (conn-impl.h's bounds). */
+#define LIST_REPLY_BUDGET	"600000"
+
+/* One lock as one server (or one master of a Cluster) sees it. */
+struct list_found {
+	char		*key;		/* without the prefix */
+	size_t		 server;	/* its index among the URLs */
+	int64_t		 limit;		/* as struct lock_entry's */
+	struct lock_view view;
+};
+
+struct list_run {
+	struct lock	*l;		/* the servers and their failures */
+	size_t		 prefix_len;
+	char		**errors;	/* per URL: why it failed, or NULL */
+	struct list_found *found;
+	size_t		 nfound;
+	size_t		 commands;
+};
+
+/* A SCAN page's candidates: each key's name and its companions'. */
+struct list_page {
+	const char	**args;		/* the two bounds, then 3 per key */
+	size_t		 *lens;
+	char		**owned;	/* the companions' names */
+	size_t		  n;		/* keys */
+};
+
+static int	 list_server(struct list_run *, size_t, const char *);
+static int	 list_scan(struct list_run *, size_t, struct conn *,
+		     const char *);
+static void	 list_page_fill(struct list_page *, const redisReply *);
+static void	 list_page_free(struct list_page *);
+static int	 list_call(struct list_run *, size_t, struct conn *,
+		     struct list_page *, size_t, size_t *);
+static int	 list_take(struct list_run *, size_t, const redisReply *);
+static char	*list_glob(const char *, const char *);
+static int	 list_cmp(const void *, const void *);
+static void	 list_merge(struct list_run *, struct lock_listing *);
+
+/* PREFIX with the glob's special characters escaped, then PATTERN. */
+static char *
+list_glob(const char *prefix, const char *pattern)
+{
+	char	*out = xmalloc(2 * strlen(prefix) + strlen(pattern) + 1), *p;
+
+	for (p = out; *prefix != '\0'; prefix++) {
+		if (strchr("*?[]\\", *prefix) != NULL)
+			*p++ = '\\';
+		*p++ = *prefix;
+	}
+	(void)strcpy(p, pattern);
+	return (out);
+}
+
+/*
+ * The names each candidate key comes with (see scripts-list.h): the key,
+ * then its companions: metadata, queue's leases, readers and the
+ * readers' metadata, and the queue's ':who' hash (its mode).
+ */
+static const char *const list_companions[] = { "meta", "leases", "readers",
+    "rmeta", "queue:who" };
+#define LIST_OWNED	(sizeof(list_companions) / sizeof(list_companions[0]))
+#define LIST_STRIDE	(1 + LIST_OWNED)
+
+/* The candidates of one SCAN page (keys: its array of key names). */
+static void
+list_page_fill(struct list_page *pg, const redisReply *keys)
+{
+	static char	 listed[16], budget[] = LIST_REPLY_BUDGET;
+	size_t		 i, j, c;
+	const redisReply *k;
+	char		**owned;
+
+	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
+	memset(pg, 0, sizeof(*pg));
+	pg->args = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->args));
+	pg->lens = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->lens));
+	pg->owned = xcalloc(LIST_OWNED * keys->elements, sizeof(*pg->owned));
+	pg->args[0] = listed;
+	pg->lens[0] = strlen(listed);
+	pg->args[1] = budget;
+	pg->lens[1] = strlen(budget);
+	for (i = 0, j = 2; i < keys->elements; i++) {
+		k = keys->element[i];
+		if (k->type != REDIS_REPLY_STRING)
+			continue;
+		pg->args[j] = k->str;
+		pg->lens[j++] = k->len;
+		owned = &pg->owned[LIST_OWNED * pg->n];
+		for (c = 0; c < LIST_OWNED; c++) {
+			owned[c] = keyslot_companion(k->str, k->len,
+			    list_companions[c], &pg->lens[j]);
+			pg->args[j++] = owned[c];
+		}
+		pg->n++;
+	}
+}
+
+static void
+list_page_free(struct list_page *pg)
+{
+	size_t i;
+
+	for (i = 0; i < LIST_OWNED * pg->n; i++)
+		free(pg->owned[i]);
+	free(pg->owned);
+	free(pg->args);
+	free(pg->lens);
+}
+
+/*
+ * One list call for the page's keys from the start-th on; *next gets the
+ * first key it did not look at (the byte budget ran out), or pg->n.
+ * Returns 0 or an exit code, with lr->l's failure set.
+ */
+static int
+list_call(struct list_run *lr, size_t server, struct conn *c,
+    struct list_page *pg, size_t start, size_t *next)
+{
+	size_t		 at = LIST_STRIDE * start;
+	const char	*a0 = pg->args[at], *a1 = pg->args[at + 1];
+	size_t		 l0 = pg->lens[at], l1 = pg->lens[at + 1];
+	redisReply	*r = NULL;
+	int		 result, rc = 0;
+
+	*next = pg->n;
+	/* The two bounds go right in front of the start-th key. */
+	pg->args[at] = pg->args[0];
+	pg->lens[at] = pg->lens[0];
+	pg->args[at + 1] = pg->args[1];
+	pg->lens[at + 1] = pg->lens[1];
+	script_call_many(&c, 1, scripts_list, 0, (int)(2 + LIST_STRIDE *
+	    (pg->n - start)), pg->args + at, pg->lens + at, 0, &r, &result);
+	if (start > 0) {
+		pg->args[at] = a0;
+		pg->lens[at] = l0;
+		pg->args[at + 1] = a1;
+		pg->lens[at + 1] = l1;
+	}
+	lr->commands++;
+	if (result != CONN_OK) {
+		lock_failed(lr->l, conn_exit_code(result), "%s",
+		    conn_error(c));
+		rc = conn_exit_code(result);
+	} else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+	    r->element[0]->type != REDIS_REPLY_INTEGER ||
+	    r->element[0]->integer < 0 ||
+	    list_take(lr, server, r) == -1) {
+		lock_failed(lr->l, EXIT_PROTOCOL, "%s: unexpected reply to "
+		    "list", conn_display(c));
+		rc = EXIT_PROTOCOL;
+	} else if (r->element[0]->integer > 0)
+		/* ARGV[i] (from 1) is the ((i - 3) / LIST_STRIDE)-th key of
+		 * this call */
+		*next = start + (size_t)(r->element[0]->integer - 3) /
+		    LIST_STRIDE;
+	if (*next <= start)
+		*next = start + 1;	/* never loop on one key */
+	if (r != NULL)
+		freeReplyObject(r);
+	return (rc);
+}
+
+/* The locks of one list reply, into lr->found.  -1 if malformed. */
+static int
+list_take(struct list_run *lr, size_t server, const redisReply *r)
+{
+	const redisReply	*e;
+	struct list_found	*f;
+	size_t			 i;
+	int			 is_sem;
+
+	for (i = 1; i < r->elements; i++) {
+		e = r->element[i];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 8 ||
+		    e->element[0]->type != REDIS_REPLY_STRING ||
+		    e->element[0]->len < lr->prefix_len ||
+		    e->element[6]->type != REDIS_REPLY_STRING)
+			return (-1);
+		is_sem = strcmp(e->element[6]->str, "semaphore") == 0;
+		lr->found = xreallocarray(lr->found, lr->nfound + 1,
+		    sizeof(*lr->found));
+		f = &lr->found[lr->nfound];
+		memset(f, 0, sizeof(*f));
+		if (lock_view_parse(e->element + 1, 7, NULL, &f->view) == -1)
+			return (-1);
+		f->key = xasprintf("%.*s", (int)(e->element[0]->len -
+		    lr->prefix_len), e->element[0]->str + lr->prefix_len);
+		f->server = server;
+		f->limit = !is_sem ? 0 : f->view.limit > 0 ? f->view.limit : -1;
+		lr->nfound++;
+	}
+	return (0);
+}
+
+/* Every page of SCAN on c, for the server-th URL.  0 or an exit code. */
+static int
+list_scan(struct list_run *lr, size_t server, struct conn *c,
+    const char *glob)
+{
+	const char		*argv[6] = { "SCAN", NULL, "MATCH", glob, "COUNT",
+				    LIST_SCAN_COUNT };
+	size_t			 lens[6], i, start, next;
+	char			*cursor = xstrdup("0");
+	redisReply		*r;
+	struct list_page	 pg;
+	int			 result, rc = 0;
+
+	do {
+		argv[1] = cursor;
+		for (i = 0; i < 6; i++)
+			lens[i] = strlen(argv[i]);
+		r = NULL;
+		result = conn_command(c, 6, argv, lens, 0, &r);
+		lr->commands++;
+		if (result != CONN_OK) {
+			lock_failed(lr->l, conn_exit_code(result), "%s",
+			    conn_error(c));
+			rc = conn_exit_code(result);
+		} else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    r->element[1]->type != REDIS_REPLY_ARRAY) {
+			lock_failed(lr->l, EXIT_PROTOCOL, "%s: unexpected "
+			    "reply to SCAN", conn_display(c));
+			rc = EXIT_PROTOCOL;
+		} else {
+			list_page_fill(&pg, r->element[1]);
+			for (start = 0; rc == 0 && start < pg.n; start = next)
+				rc = list_call(lr, server, c, &pg, start,
+				    &next);
+			list_page_free(&pg);
+			free(cursor);
+			cursor = xstrdup(r->element[0]->str);
+		}
+		if (r != NULL)
+			freeReplyObject(r);
+	} while (rc == 0 && strcmp(cursor, "0") != 0);
+	free(cursor);
+	return (rc);
+}
+
+/* The server-th URL: its one server, or every master of its Cluster. */
+static int
+list_server(struct list_run *lr, size_t server, const char *glob)
+{
+	struct conn	*c = lr->l->conns[server], **masters;
+	size_t		 i, n;
+	int		 result, rc = 0;
+
+	result = conn_cluster_masters(c, 0, &masters, &n);
+	lr->commands++;
+	if (result != CONN_OK) {
+		lock_failed(lr->l, conn_exit_code(result), "%s",
+		    conn_error(c));
+		return (conn_exit_code(result));
+	}
+	if (n == 0)
+		return (list_scan(lr, server, c, glob));
+	for (i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = list_scan(lr, server, masters[i], glob);
+		conn_free(masters[i]);
+	}
+	free(masters);
+	return (rc);
+}
+
+static int
+list_cmp(const void *a, const void *b)
+{
+	const struct list_found *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c != 0)
+		return (c);
+	return (x->server < y->server ? -1 : x->server > y->server);
+}
+
+/*
+ * Each key's views, one per URL (a server that failed: its error; one
+ * that has no such lock: free), and the majority's view of them; only the
+ * keys held on a majority are listed.  Takes lr->found over.
+ */
+static void
+list_merge(struct list_run *lr, struct lock_listing *out)
+{
+	struct lock		*l = lr->l;
+	struct lock_entry	*e;
+	struct list_found	*f;
+	size_t			 i, j, s;
+
+	qsort(lr->found, lr->nfound, sizeof(*lr->found), list_cmp);
+	for (i = 0; i < lr->nfound; i = j) {
+		out->entries = xreallocarray(out->entries, out->n + 1,
+		    sizeof(*out->entries));
+		e = &out->entries[out->n];
+		memset(e, 0, sizeof(*e));
+		e->key = lr->found[i].key;
+		e->st.nviews = l->nconns;
+		e->st.views = xcalloc(l->nconns, sizeof(*e->st.views));
+		for (s = 0; s < l->nconns; s++) {
+			e->st.views[s].display = conn_display(l->conns[s]);
+			if (lr->errors[s] != NULL)
+				e->st.views[s].error = xstrdup(lr->errors[s]);
+		}
+		for (j = i; j < lr->nfound &&
+		    strcmp(lr->found[j].key, e->key) == 0; j++) {
+			f = &lr->found[j];
+			if (j > i)
+				free(f->key);
+			/* SCAN may return a key twice: the first counts. */
+			if (lr->errors[f->server] != NULL ||
+			    e->st.views[f->server].holders != NULL) {
+				lock_holders_free(f->view.holders,
+				    f->view.nholders);
+				continue;
+			}
+			f->view.display = e->st.views[f->server].display;
+			e->st.views[f->server] = f->view;
+			if (f->view.nholders > 0)
+				e->st.mode = f->view.mode;
+			if (f->limit != 0 && (e->limit <= 0 || f->limit > 0))
+				e->limit = f->limit;
+		}
+		lock_state_majority(&e->st, l->quorum);
+		if (e->st.nholders > 0)
+			out->n++;
+		else {
+			free(e->key);
+			lock_state_free(&e->st);
+		}
+	}
+	free(lr->found);
+	lr->found = NULL;
+	lr->nfound = 0;
+}
+
+/*
+ * Every lock held under the prefix whose KEY matches pattern, sorted by
+ * KEY, each as a majority of the servers sees it.  Returns EXIT_OK (also
+ * when none is held) when a majority answered, or the failure's exit
+ * code, with its message in out->error; lock_listing_free() frees out
+ * either way.
+ */
+int
+lock_list(const struct global_opts *opts, const char *pattern,
+    struct lock_listing *out)
+{
+	struct lock_spec	 spec;
+	struct list_run		 lr;
+	char			*glob;
+	size_t			 s, answered = 0;
+	int			 rc = EXIT_OK;
+
+	memset(out, 0, sizeof(*out));
+	memset(&spec, 0, sizeof(spec));
+	memset(&lr, 0, sizeof(lr));
+	spec.key = "";
+	lr.l = lock_open(opts, &spec);
+	lr.prefix_len = opts->prefix != NULL ? strlen(opts->prefix) : 0;
+	lr.errors = xcalloc(lr.l->nconns, sizeof(*lr.errors));
+	glob = list_glob(opts->prefix != NULL ? opts->prefix : "", pattern);
+	for (s = 0; s < lr.l->nconns; s++) {
+		if (list_server(&lr, s, glob) == 0) {
+			answered++;
+			continue;
+		}
+		lr.errors[s] = xstrdup(lr.l->fail.text);
+	}
+	free(glob);
+	if (answered < lr.l->quorum) {
+		rc = lock_fail(lr.l, answered);
+		(void)snprintf(out->error, sizeof(out->error), "%s",
+		    lock_error(lr.l));
+	}
+	list_merge(&lr, out);
+	out->commands = lr.commands;
+	for (s = 0; s < lr.l->nconns; s++)
+		free(lr.errors[s]);
+	free(lr.errors);
+	lock_close(lr.l);
+	return (rc);
+}
+
+void
+lock_listing_free(struct lock_listing *ls)
+{
+	size_t i;
+
+	for (i = 0; i < ls->n; i++) {
+		free(ls->entries[i].key);
+		lock_state_free(&ls->entries[i].st);
+	}
+	free(ls->entries);
+	memset(ls, 0, sizeof(*ls));
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared (reader) locks, -s: any number of shared holders, excluded by an
+ * exclusive holder (the mutex, scripts-mutex.h) and excluding it.
+ *
+ * Keys (KEYS[n], see lock-impl.h): while any reader holds, KEYS[1] is the
+ * marker string SHARED_MARK, whose own TTL is the last reader's expiry, so
+ * a foreign client's SET NX on it fails as it does against a mutex; the
+ * readers are the sorted set KEYS[7] (token -> expiry, server TIME) with
+ * their metadata as "<token>:field" in the hash KEYS[8], both with the
+ * marker's TTL.  A waiting exclusive request registers in KEYS[9] (token
+ * -> lease end): that stops new readers, so a stream of overlapping
+ * readers cannot starve it.  A waiting reader registers in KEYS[10]
+ * (token -> lease end), so that the release that frees the lock wakes
+ * every waiting reader at once, each on its own wake key (prefix +
+ * token), rather than one after another.  Leases are refreshed by each
+ * attempt and the sets expire twice a lease after the last one; every
+ * script first drops what has expired.
+ *
+ * The mutex's scripts include the readers' functions too: release and
+ * extend find the mode from the token (no -s), and status shows both.
+ * Included by scripts-lua.h only, before scripts-mutex.h.
+ */
+
+#ifndef SCRIPTS_SHARED_H
+#define SCRIPTS_SHARED_H
+
+/*
+ * The readers, for the shared mode and for the mutex's release, extend
+ * and status: rd_now() is the server's time, asked once per script and
+ * only when readers are involved (the mutex's own path needs no clock).
+ */
+/* What K holds while readers do: a foreign SET NX fails on it. */
+#define LUA_SHARED_MARK	"local SHARED_MARK = 'redlock:shared'\n"
+
+#define LUA_SHARED_READERS						\
+	LUA_SHARED_MARK							\
+	"local rd_t, rd_left\n"					\
+	"local function rd_now()\n"					\
+	"  if not rd_t then rd_t = server_now() end\n"			\
+	"  return rd_t\n"						\
+	"end\n"							\
+	"local function rd_fields(tok) return tok .. ':fence',"	\
+	" tok .. ':host', tok .. ':pid', tok .. ':command',"		\
+	" tok .. ':since', tok .. ':ttl' end\n"			\
+	/* The marker, readers and metadata end with the last reader. */\
+	"local function rd_keep(now)\n"				\
+	"  local last = redis.call('ZRANGE', KEYS[7], -1, -1,"		\
+	" 'WITHSCORES')\n"						\
+	"  rd_left = last[2] ~= nil\n"					\
+	"  if not rd_left then\n"					\
+	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
+	"    return\n"							\
+	"  end\n"							\
+	"  local ms = math.max(1, tonumber(last[2]) - now)\n"		\
+	"  redis.call('SET', KEYS[1], SHARED_MARK, 'PX', ms)\n"	\
+	"  redis.call('PEXPIRE', KEYS[7], ms)\n"			\
+	"  redis.call('PEXPIRE', KEYS[8], ms)\n"			\
+	"end\n"							\
+	/* cur is KEYS[1]'s value: drop expired readers, and a marker
+	 * that has none left. */					\
+	"local function rd_prepare(cur, now)\n"			\
+	"  if cur ~= SHARED_MARK then return cur end\n"		\
+	"  local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now)\n"\
+	"  for _, tok in ipairs(gone) do\n"				\
+	"    redis.call('HDEL', KEYS[8], rd_fields(tok))\n"		\
+	"  end\n"							\
+	"  if #gone == 0 then return cur end\n"			\
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)\n"	\
+	"  if redis.call('EXISTS', KEYS[7]) == 1 then return cur end\n"\
+	"  redis.call('DEL', KEYS[1], KEYS[8])\n"			\
+	"  return nil\n"						\
+	"end\n"							\
+	"local function rd_holds(token)\n"				\
+	"  return redis.call('ZSCORE', KEYS[7], token) ~= false\n"	\
+	"end\n"							\
+	/* A holder for busy messages: the first reader to expire, or
+	 * the exclusive holder whose metadata names it, with whether it
+	 * listens for a cancel (one HMGET: each busy attempt pays it). */					\
+	"local function rd_holder(cur)\n"				\
+	"  if cur and cur ~= SHARED_MARK then\n"			\
+	"    local m = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid',"\
+	" 'command', 'since', 'listens')\n"				\
+	"    if m[1] ~= cur then return {cur, '', '', '', ''} end\n"	\
+	"    return {cur, m[2] or '', m[3] or '', m[4] or '', m[5] or '',"	\
+	" m[6] or ''}\n"						\
+	"  end\n"							\
+	"  local tok = redis.call('ZRANGE', KEYS[7], 0, 0)[1]\n"	\
+	"  if not tok then return {'', '', '', '', ''} end\n"		\
+	"  local m = redis.call('HMGET', KEYS[8], tok .. ':host',"	\
+	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"		\
+	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	"end\n"							\
+	/* release and extend of a reader: 1 (or the TTL), 0 not held */\
+	"local function rd_drop(token)\n"				\
+	"  if redis.call('ZREM', KEYS[7], token) == 0 then return 0 end\n"\
+	"  redis.call('HDEL', KEYS[8], rd_fields(token))\n"		\
+	"  rd_keep(rd_now())\n"					\
+	"  return 1\n"							\
+	"end\n"							\
+	"local function rd_renew(token, ttl)\n"			\
+	"  if not rd_holds(token) then return 0 end\n"			\
+	"  redis.call('ZADD', KEYS[7], rd_now() + ttl, token)\n"	\
+	"  rd_keep(rd_now())\n"					\
+	"  return ttl\n"						\
+	"end\n"							\
+	"local function rd_stored_ttl(token)\n"			\
+	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':ttl'))\n"\
+	"end\n"							\
+	/* A waiter's lease in set k: ARGV[10] ms, 0 for -n (no wait). */\
+	"local function rd_register(k, token)\n"			\
+	"  local lease = tonumber(ARGV[10]) or 0\n"			\
+	"  if lease <= 0 then return end\n"				\
+	"  redis.call('ZADD', k, rd_now() + lease, token)\n"		\
+	"  redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"end\n"
+
+/*
+ * Waking, for every release script that may free a lock readers wait
+ * for.  It wraps the mode's wake_waiters() (LUA_WAKE, one waiter): once
+ * the lock is free, that one (a writer, or the head of a queue), plus,
+ * with --queue fifo, the readers at the head of the queue together, and,
+ * when no writer waits, every waiting reader, each on its own wake key:
+ * one release, one round of attempts, however many readers.  Without a
+ * queue or a waiting reader, one EXISTS of both stands in for
+ * LUA_WAKE's look at the queue's head: a plain mutex's release costs what
+ * it did before there were readers.
+ * ARGV[prefix] is the prefix of the per-waiter wake keys.
+ */
+#define LUA_SHARED_WAKE(prefix)					\
+	"local function rd_wake(tok)\n"				\
+	"  local k = ARGV[" #prefix "] .. tok\n"			\
+	"  redis.call('ZADD', k, 0, 'go')\n"				\
+	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
+	"end\n"							\
+	"local function rd_wake_queue()\n"				\
+	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, 999)) do\n"\
+	"    if not redis.call('ZSCORE', KEYS[10], tok) then return end\n"\
+	"    rd_wake(tok)\n"						\
+	"  end\n"							\
+	"end\n"							\
+	"local wake_one = wake_waiters\n"				\
+	"local function wake_waiters()\n"				\
+	"  if rd_left then return end\n"				\
+	"  if redis.call('EXISTS', KEYS[4], KEYS[10]) == 0 then\n"	\
+	"    redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
+	"    redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
+	"    return\n"							\
+	"  end\n"							\
+	"  wake_one()\n"						\
+	"  if redis.call('EXISTS', KEYS[10]) == 0 then return end\n"	\
+	"  rd_wake_queue()\n"						\
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', rd_now())\n"\
+	"  if redis.call('EXISTS', KEYS[9]) == 1 then return end\n"	\
+	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[10],"	\
+	" rd_now(), '+inf')) do\n"					\
+	"    rd_wake(tok)\n"						\
+	"  end\n"							\
+	"end\n"
+
+/*
+ * The shared mode's functions (see scripts-lua.h).  A reader's fence is
+ * the counter as it is (no INCR): the next exclusive holder's INCR is
+ * larger than every earlier reader's.  With --queue any, a waiting writer
+ * (KEYS[9]) keeps new readers out; queued, the queue's order decides
+ * (LUA_SHARED_QUEUE_TURN).
+ */
+#define LUA_SHARED_MODE						\
+	"local MODE_NEEDS_TIME = true\n"				\
+	"local cur\n"							\
+	"local function mode_check()\n"				\
+	"  local v = redis.pcall('GET', KEYS[1])\n"			\
+	"  if type(v) == 'table' then return true end\n"		\
+	"  cur = v\n"							\
+	"  return false\n"						\
+	"end\n"							\
+	"local function mode_prepare(now)\n"				\
+	"  if mode_check() then return true end\n"			\
+	"  rd_t = now\n"						\
+	"  cur = rd_prepare(cur, now)\n"				\
+	"  return false\n"						\
+	"end\n"							\
+	"local function mode_holds(token)\n"				\
+	"  return cur == SHARED_MARK and rd_holds(token)\n"		\
+	"end\n"							\
+	"local function mode_mine(token, ttl, now)\n"			\
+	"  if not mode_holds(token) then return nil end\n"		\
+	"  rd_renew(token, ttl)\n"					\
+	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':fence'))"\
+	" or 0\n"							\
+	"end\n"							\
+	"local function mode_room(now)\n"				\
+	"  if cur and cur ~= SHARED_MARK then\n"			\
+	"    return 0, redis.call('PTTL', KEYS[1])\n"			\
+	"  end\n"							\
+	"  if ARGV[8] ~= '0' then return 1, 0 end\n"			\
+	"  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now)\n"	\
+	"  local w = redis.call('ZRANGE', KEYS[9], 0, 0, 'WITHSCORES')\n"\
+	"  if w[2] then return 0, tonumber(w[2]) - now end\n"		\
+	"  return 1, 0\n"						\
+	"end\n"							\
+	"local function mode_holder() return rd_holder(cur) end\n"	\
+	"local function mode_wait(token, now)\n"			\
+	"  rd_register(KEYS[10], token)\n"				\
+	"end\n"							\
+	/* A reader gets the fence as it is: only an exclusive take
+	 * makes a new one. */						\
+	"local function mode_fence(ttl)\n"				\
+	"  return tonumber(redis.call('GET', KEYS[2])) or 0\n"		\
+	"end\n"							\
+	"local function mode_take(token, ttl, now, f)\n"		\
+	"  redis.call('ZADD', KEYS[7], now + ttl, token)\n"		\
+	"  redis.call('HSET', KEYS[8], token .. ':fence', f,\n"	\
+	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
+	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
+	"    token .. ':ttl', ARGV[2])\n"				\
+	"  redis.call('ZREM', KEYS[10], token)\n"			\
+	"  rd_keep(now)\n"						\
+	"end\n"							\
+	"local function mode_drop(token, now)\n"			\
+	"  if cur ~= SHARED_MARK then return cur and -1 or 0 end\n"	\
+	"  return rd_drop(token)\n"					\
+	"end\n"							\
+	"local function mode_stored_ttl(token)\n"			\
+	"  if not mode_holds(token) then return nil end\n"		\
+	"  return rd_stored_ttl(token)\n"				\
+	"end\n"							\
+	"local function mode_renew(token, ttl, now)\n"			\
+	"  if cur ~= SHARED_MARK then return cur and -1 or 0 end\n"	\
+	"  return rd_renew(token, ttl)\n"				\
+	"end\n"							\
+	"local function mode_set_fence(token, f)\n"			\
+	"  redis.call('HSET', KEYS[8], token .. ':fence', f)\n"	\
+	"end\n"
+
+/*
+ * --queue fifo for readers (the shared acquire's queue_turn, see
+ * LUA_QUEUE): strict order of rank, but a reader may enter as soon as
+ * every waiter ahead of it is a reader too (a member of KEYS[10]), so
+ * consecutive readers are admitted together, and the one let in wakes
+ * the readers now at the head; a writer ahead of it keeps it waiting even
+ * while only readers hold.  --queue latest is not for readers (options.c
+ * refuses it).
+ */
+#define LUA_SHARED_QUEUE_TURN						\
+	"local function queue_turn(token, free)\n"			\
+	"  if free <= 0 then return false end\n"			\
+	"  local pos = redis.call('ZRANK', KEYS[4], token)\n"		\
+	"  if pos == 0 then return true end\n"			\
+	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, pos - 1))"\
+	" do\n"							\
+	"    if not redis.call('ZSCORE', KEYS[10], tok) then\n"	\
+	"      return false\n"						\
+	"    end\n"							\
+	"  end\n"							\
+	"  return true\n"						\
+	"end\n"							\
+	"local function queue_admitted() rd_wake_queue() end\n"
+
+static const char lua_shared_acquire[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_SHARED_MODE
+	LUA_WAKE(9)
+	LUA_SHARED_WAKE(9)
+	LUA_SHARED_QUEUE_TURN
+	LUA_QUEUE
+	LUA_ACQUIRE_BODY;
+
+static const char lua_shared_release[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_SHARED_MODE
+	LUA_WAKE(3)
+	LUA_SHARED_WAKE(3)
+	LUA_RELEASE_BODY;
+
+static const char lua_shared_extend[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_SHARED_MODE
+	LUA_EXTEND_BODY;
+
+static const char lua_shared_raise_fence[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_SHARED_MODE
+	LUA_RAISE_FENCE_BODY;
+
+#endif /* SCRIPTS_SHARED_H */

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+# Redis Cluster nodes for the tests that need a cluster (cluster.bats,
+# list.bats): each node a cluster-enabled redis-server on a free port,
+# its files in $CD/node-NAME; $NODES names them.
+
+# node_start NAME: a cluster-enabled redis-server on a free port, its
+# files in $CD/node-NAME.
+node_start() {
+	mkdir -p "$CD/node-$1"
+	daemon_on_free_port "$CD/node-$1" node_launch "$CD/node-$1"
+}
+
+# node_launch DIR PORT: one try of node_start.
+node_launch() {
+	rm -f "$1/nodes.conf"
+	redis-server --port "$2" --bind 127.0.0.1 \
+	    --cluster-enabled yes --cluster-config-file "$1/nodes.conf" \
+	    --save '' --appendonly no --daemonize yes \
+	    --pidfile "$1/pid" --dir "$1" --logfile "$1/log"
+}
+
+node_stop() { pidfile_stop "$CD/node-$1"; }
+
+node_port() { cat "$CD/node-$1/port"; }
+ncli() { pcli "$(node_port "$1")" "${@:2}"; }
+
+cluster_ok() {
+	local n
+	for n in $NODES; do
+		ncli "$n" CLUSTER INFO 2>/dev/null | tr -d '\r' |
+		    grep -qx 'cluster_state:ok' || return 1
+	done
+}
+

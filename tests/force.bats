@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# release KEY --force (issue 17): an operator removes whoever holds KEY,
+# one stderr line per holder removed; the fence counter and the waiters
+# stay; a removed run stops its command at its next renewal (75).
+
+load helpers
+
+setup_file() { redis_start main; }
+teardown_file() { redis_stop main; }
+setup() { redis_flush; }
+teardown() { stop_bg_jobs; }
+
+@test "release --force on a lock held by a run: the run is signalled, exits 75, and the next holder's fence is larger" {
+	local fence
+	start_bg job run k -t 3s -- sleep 30
+	wait_until key_exists main k
+	fence=$(rcli main HGET '{k}:meta' fence)
+	run --separate-stderr redlock-cli release k --force
+	assert_success
+	assert_output ''
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\':\ forced\ release\ of\ [^\ ]+\ pid\ $BG_PID,\ held\ since\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] ||
+	    fail "stderr: $stderr"
+	refute_key main k
+	# The fence counter stays.
+	key_exists main '{k}:fence'
+	SECONDS=0
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 75
+	((SECONDS < 5))
+	grep -q 'lost' "$BATS_TEST_TMPDIR/job.err"
+	run -0 redlock-cli acquire k --json
+	(($(json_field fence) > fence))
+}
+
+@test "release --force on a free key exits 1 with one line" {
+	run --separate-stderr redlock-cli release k --force
+	assert_failure 1
+	assert_output ''
+	assert_equal "$stderr" "redlock-cli: lock 'k': nothing to release: nobody holds it"
+}
+
+@test "release --force on a semaphore removes every slot, with or without --limit" {
+	local n
+	for n in 1 2 3; do
+		run -0 redlock-cli acquire s --limit 3
+	done
+	run --separate-stderr redlock-cli release s --force
+	assert_success
+	[ "$(grep -c "^redlock-cli: lock 's': forced release of .* pid [0-9]*, held since " <<<"$stderr")" = 3 ]
+	refute_key main s
+	run -0 redlock-cli acquire s --limit 3 -n
+	run -0 redlock-cli release s --force --limit 3
+}
+
+@test "release --force keeps the waiters and wakes one at once" {
+	run -0 redlock-cli acquire k -t 30s
+	start_bg waiter acquire k --fair -w 20s
+	wait_until zcard_is main '{k}:leases' 1
+	SECONDS=0
+	run -0 redlock-cli release k --force
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	((SECONDS < 3))
+	key_exists main k
+}
+
+@test "release --force removes a foreign client's lock and says whose it was" {
+	rcli main SET k abcd1234ef567890 NX PX 30000 >/dev/null
+	run --separate-stderr redlock-cli release k --force
+	assert_success
+	assert_equal "$stderr" "redlock-cli: lock 'k': forced release of a lock set by another client (value abcd1234...)"
+	refute_key main k
+}
+
+@test "release --force with --token is a usage error; \$REDLOCK_TOKEN is ignored" {
+	run --separate-stderr redlock-cli release k --force --token abc
+	assert_failure 64
+	assert_stderr_line "redlock-cli: release: --force and --token cannot be used together"
+	run -0 redlock-cli acquire k
+	REDLOCK_TOKEN=other run -0 redlock-cli release k --force
+	refute_key main k
+}
