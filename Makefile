@@ -15,6 +15,8 @@ SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
 # run's guardian and the job's processes (see src/supervise-impl.h).
 SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c
+# queues: --queue latest's notes, --skip-outdated, a holder's cancel.
+SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries

@@ -15,9 +15,12 @@
  *   helper sleepstamp SECS START END
  *                                write the clock to START, sleep SECS,
  *                                write the clock to END
+ *   helper termstamp HELD FILE   create HELD, wait for SIGTERM, write the
+ *                                clock when it came to FILE (bench/queues.sh)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +91,19 @@ int main(int argc, char **argv)
 		nap_us(secs * 1000000);
 		return write_stamp(argv[4], now_us());
 	}
+	if (strcmp(cmd, "termstamp") == 0 && argc == 4) {
+		sigset_t set;
+		int sig;
+
+		/* Taken with sigwait, so the stamp is the moment it came. */
+		if (sigemptyset(&set) != 0 || sigaddset(&set, SIGTERM) != 0 ||
+		    sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
+		    write_stamp(argv[2], t) != 0 || sigwait(&set, &sig) != 0)
+			return 1;
+		return write_stamp(argv[3], now_us());
+	}
 	fprintf(stderr, "usage: helper stamp FILE | hold HELD GO END | "
-	    "probe DIR OVERLAPS | sleepstamp SECS START END\n");
+	    "probe DIR OVERLAPS | sleepstamp SECS START END | "
+	    "termstamp HELD FILE\n");
 	return 64;
 }

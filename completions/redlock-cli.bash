@@ -17,7 +17,9 @@ _redlock_cli_argopts=" -u --url --user --password-file --connect-timeout
 	--io-timeout --wait-replicas --wait-timeout --cacert --cacertdir --cert
 	--key --sni --prefix -t --ttl -w --wait --timeout -E
 	--conflict-exit-code --token --renew --lost-signal --kill-after
-	--lost-exit-code --jitter --min-hold -c --command --limit "
+	--lost-exit-code --jitter --min-hold -c --command --limit --queue
+	--order --superseded-exit-code --outdated-exit-code
+	--cancelled-exit-code "
 
 # The URL schemes that -u accepts (see URLS in the man page).
 _redlock_cli_schemes="redis:// rediss:// unix:// redis-sentinel://
@@ -33,7 +35,7 @@ _redlock_cli_verb_opts()
 	acquire)
 		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
 		    "--conflict-exit-code --token -s --shared -x --exclusive" \
-		    "--limit --fair --json" ;;
+		    "--limit --fair --queue --order --cancel-running --json" ;;
 	release)
 		echo "--token --force --limit" ;;
 	extend)
@@ -43,7 +45,9 @@ _redlock_cli_verb_opts()
 		    "--conflict-exit-code -s --shared -x --exclusive --limit" \
 		    "--fair --renew --lost-signal" \
 		    "--kill-after --lost-exit-code --release-on-exit --jitter" \
-		    "--min-hold -c --command" ;;
+		    "--min-hold -c --command --queue --order --skip-outdated" \
+		    "--cancel-running --superseded-exit-code" \
+		    "--outdated-exit-code --cancelled-exit-code" ;;
 	status)
 		echo "--limit --json" ;;
 	list)
@@ -192,7 +196,11 @@ _redlock_cli()
 	-t|--ttl|-w|--wait|--timeout|--renew|--kill-after|--jitter|\
 	--min-hold|--connect-timeout|--io-timeout|-E|--conflict-exit-code|\
 	--lost-exit-code|--token|--prefix|-c|--command|--limit|--user|\
-	--wait-replicas|--wait-timeout|--sni)
+	--wait-replicas|--wait-timeout|--sni|--order|--superseded-exit-code|\
+	--outdated-exit-code|--cancelled-exit-code)
+		return ;;
+	--queue)
+		_redlock_cli_reply "any fifo latest"
 		return ;;
 	esac
 

@@ -75,6 +75,9 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -s E -l conflict-ex
 complete -c redlock-cli -n '__redlock_cli_using acquire release extend' -l token -x -d 'The lock token'
 complete -c redlock-cli -n '__redlock_cli_using acquire release extend run status' -l limit -x -d 'Semaphore with this many slots'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take the lock in arrival order'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l queue -x -a 'any fifo latest' -d 'How waiters queue'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l order -x -d 'Rank waiters by this number'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l cancel-running -d 'Stop the running holder (=GRACE)'
 complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 'Print JSON'
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
@@ -89,6 +92,10 @@ complete -c redlock-cli -n '__redlock_cli_using run' -l release-on-exit -d 'Rele
 complete -c redlock-cli -n '__redlock_cli_using run' -l jitter -x -d 'Sleep up to this long first (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -l min-hold -x -d 'Hold the lock at least this long (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -s c -l command -x -d 'Run a shell command'
+complete -c redlock-cli -n '__redlock_cli_using run' -l skip-outdated -d 'Skip if an order as high already ran'
+complete -c redlock-cli -n '__redlock_cli_using run' -l superseded-exit-code -x -d 'Exit code when superseded'
+complete -c redlock-cli -n '__redlock_cli_using run' -l outdated-exit-code -x -d 'Exit code when outdated'
+complete -c redlock-cli -n '__redlock_cli_using run' -l cancelled-exit-code -x -d 'Exit code when cancelled'
 
 # after run's "--"
 complete -c redlock-cli -n __redlock_cli_after_dashdash -x -a '(__redlock_cli_complete_command)'

@@ -20,13 +20,15 @@ static void	 cmd_acquire_print(const struct lock *,
 
 static const int cmd_acquire_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
-	OPT_JSON, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_FAIR, 0
+	OPT_JSON, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_FAIR, OPT_QUEUE,
+	OPT_ORDER, OPT_CANCEL_RUNNING, 0
 };
 
 const struct cmd_entry cmd_acquire_entry = {
 	.name = "acquire",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
-	    "[-s | -x] [--limit N] [--fair] [--json]",
+	    "[-s | -x] [--limit N] [--fair] [--queue MODE] [--order N] "
+	    "[--cancel-running[=GRACE]] [--json]",
 	.summary = "take the lock and print its token; wait for it unless -n "
 	    "or -w",
 	.example = "TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)",
@@ -130,6 +132,10 @@ cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(l, a);
 		rc = a->conflict_code;
+		goto out;
+	}
+	if (rc == EXIT_SUPERSEDED) {
+		rc = cmd_queue_code(l, a, rc);
 		goto out;
 	}
 	if (rc != EXIT_OK) {

@@ -17,21 +17,25 @@ static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
 		     char **, const sigset_t *, struct lock **);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
 		     char **, const sigset_t *, int64_t);
+static int	 cmd_run_outdated(struct lock *, const struct cmd_args *);
 
 static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
 	OPT_LOST_SIGNAL, OPT_KILL_AFTER, OPT_LOST_EXIT_CODE, OPT_JITTER,
 	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT,
-	OPT_FAIR,
-	OPT_RELEASE_ON_EXIT, 0
+	OPT_FAIR, OPT_RELEASE_ON_EXIT, OPT_QUEUE, OPT_ORDER, OPT_SKIP_OUTDATED,
+	OPT_CANCEL_RUNNING, OPT_SUPERSEDED_CODE, OPT_OUTDATED_CODE,
+	OPT_CANCELLED_CODE, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x] [--limit N] "
-	    "[--fair] "
-	    "[--renew DUR] "
+	    "[--fair] [--renew DUR] [--queue MODE] [--order N] "
+	    "[--skip-outdated] [--cancel-running[=GRACE]] "
 	    "[--lost-signal SIG] [--kill-after DUR] [--lost-exit-code N] "
+	    "[--superseded-exit-code N] [--outdated-exit-code N] "
+	    "[--cancelled-exit-code N] "
 	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "
 	    "(-- CMD [ARG...] | -c 'SHELL COMMAND')",
 	.summary = "hold the lock while CMD runs, renewing it; exit with "
@@ -104,7 +108,10 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
-	if ((rc = cmd_run_take(g, a, argv, &caller, &l)) != EXIT_OK)
+	/* Not taken: run's status, which may be 0 too (-E 0,
+	 * --superseded-exit-code 0). */
+	rc = cmd_run_take(g, a, argv, &caller, &l);
+	if (l == NULL)
 		return (rc);
 	waited_ms = (clock_mono_ns() - start) / 1000000;
 	duration_format(waited_ms, took, sizeof(took));
@@ -133,9 +140,15 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a, char **argv,
 	cmd_lock_spec(a, &spec);
 	spec.wait_mask = caller;
 	spec.command = described;
+	/* Only a run of --queue latest can be cancelled: it listens. */
+	spec.listens = a->queue == LOCK_QUEUE_LATEST;
 	l = lock_open(g, &spec);
 	free(described);
-	rc = lock_acquire(l);
+	if ((rc = cmd_run_outdated(l, a)) == EXIT_OK)
+		rc = lock_acquire(l);
+	/* Outdated now, after waiting: a newer order ran meanwhile. */
+	if (rc == EXIT_OK && (rc = cmd_run_outdated(l, a)) != EXIT_OK)
+		(void)lock_release(l);
 	if (rc == EXIT_OK && (sig = endsig_pending()) == 0) {
 		*lp = l;
 		return (EXIT_OK);
@@ -151,10 +164,19 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a, char **argv,
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(l, a);
 		rc = a->conflict_code;
-	} else
+	} else if (rc == EXIT_SUPERSEDED || rc == EXIT_OUTDATED)
+		rc = cmd_queue_code(l, a, rc);
+	else
 		log_warnx("%s", lock_error(l));
 	lock_close(l);
 	return (rc);
+}
+
+/* --skip-outdated: EXIT_OUTDATED if an order as high already ran. */
+static int
+cmd_run_outdated(struct lock *l, const struct cmd_args *a)
+{
+	return (a->skip_outdated ? lock_outdated(l, a->order) : EXIT_OK);
 }
 
 /* Run argv under the lock (supervise.c), with run's options. */
@@ -171,6 +193,9 @@ cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
 	so.lost_signal = a->lost_signal;
 	so.lost_exit_code = a->lost_exit_code;
 	so.release_on_exit = a->release_on_exit;
+	so.cancelled_exit_code = a->cancelled_code;
+	so.listens = a->queue == LOCK_QUEUE_LATEST;
+	so.record_order = a->order;
 	so.caller_mask = caller;
 	so.waited_ms = waited_ms;
 	return (supervise_run(l, &so, argv));

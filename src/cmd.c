@@ -60,7 +60,10 @@ cmd_lock_spec(const struct cmd_args *a, struct lock_spec *spec)
 	spec->mode = a->limit > 0 ? LOCK_SEMAPHORE : a->shared ? LOCK_SHARED :
 	    LOCK_MUTEX;
 	spec->limit = a->limit;
-	spec->is_fair = a->fair;
+	spec->queue = a->queue;
+	spec->is_fair = a->queue != LOCK_QUEUE_ANY;
+	spec->order = a->order;
+	spec->cancel_grace_ms = a->cancel_grace_ms;
 	spec->ttl_ms = a->ttl_ms;
 	spec->wait_ms = a->wait_ms;
 }
@@ -105,6 +108,21 @@ cmd_report_not_owner(const struct lock *l, const char *verb)
 	else
 		log_warnx("cannot %s lock '%s': it is not held (expired or "
 		    "never taken)", verb, lock_name(l));
+}
+
+/*
+ * A queue's ending (superseded, outdated): its one line, and the exit
+ * status chosen for it (--superseded-exit-code, --outdated-exit-code).
+ */
+int
+cmd_queue_code(const struct lock *l, const struct cmd_args *a, int rc)
+{
+	log_warnx("%s", lock_error(l));
+	if (rc == EXIT_SUPERSEDED)
+		return (a->superseded_code);
+	if (rc == EXIT_OUTDATED)
+		return (a->outdated_code);
+	return (rc);
 }
 
 /* Results written to stdout must arrive; a lost token is a lost lock. */

@@ -579,3 +579,46 @@ conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
 	    &result);
 	return (result);
 }
+
+/*
+ * The same one command without waiting for it, for a caller that waits on
+ * other things too (run's supervisor: signals, and a BZPOPMIN between
+ * renewals): conn_start() sends it, conn_pending() says what to poll for
+ * (and fails it once its deadline has passed), conn_advance() takes what
+ * poll() saw, conn_take() the reply once it is in.  argv and lens must
+ * live until then.
+ */
+void
+conn_start(struct conn *c, int argc, const char **argv, const size_t *lens,
+    int64_t block_ns, int64_t cap_ns)
+{
+	c->block_ns = block_ns;
+	conn_begin(c, argc, argv, lens, cap_ns);
+}
+
+/* 1 with *pfd set and *wait_ns lowered to c's deadline; 0 when done. */
+int
+conn_pending(struct conn *c, struct pollfd *pfd, int64_t *wait_ns)
+{
+	return (c->is_done ? 0 : conn_poll_set(c, pfd, clock_mono_ns(),
+	    wait_ns));
+}
+
+void
+conn_advance(struct conn *c, short revents)
+{
+	if (!c->is_done && revents != 0)
+		conn_on_events(c->is_probing ? c->probe : c, revents);
+}
+
+/* The result of a command that conn_pending() says is done. */
+int
+conn_take(struct conn *c, redisReply **reply)
+{
+	*reply = c->reply;
+	c->reply = NULL;
+	c->block_ns = 0;
+	c->alt_argc = 0;
+	c->secret_arg = 0;
+	return (c->result);
+}

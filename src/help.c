@@ -92,15 +92,21 @@ help_option(const struct options_def *d, const struct cmd_entry *e)
 {
 	const struct option	*o = &d->getopt.opt;
 	const char		*dflt = options_default(d, e);
+	const char		*open = "", *close = "";
 	char			*name, *text;
 	int			 col;
 
+	/* An optional argument only ever follows an '=': --opt[=ARG]. */
+	if (d->arg != NULL)
+		open = o->has_arg == optional_argument ? "[=" : " ";
+	if (d->arg != NULL && o->has_arg == optional_argument)
+		close = "]";
 	if (o->val < 256)
-		name = xasprintf("  -%c, --%s%s%s", o->val, o->name,
-		    d->arg != NULL ? " " : "", d->arg != NULL ? d->arg : "");
+		name = xasprintf("  -%c, --%s%s%s%s", o->val, o->name, open,
+		    d->arg != NULL ? d->arg : "", close);
 	else
-		name = xasprintf("      --%s%s%s", o->name,
-		    d->arg != NULL ? " " : "", d->arg != NULL ? d->arg : "");
+		name = xasprintf("      --%s%s%s%s", o->name, open,
+		    d->arg != NULL ? d->arg : "", close);
 	col = printf("%s", name);
 	if (col < 0 || (size_t)col + 2 > HELP_DESC_COL) {
 		(void)putchar('\n');

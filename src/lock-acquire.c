@@ -58,9 +58,12 @@ lock_forget_attempt(struct lock *l)
 	struct lock_round	rd;
 	struct lock_failure	saved = l->fail;
 
+	/*
+	 * A queued waiter keeps its place: its rank is its own, so the next
+	 * attempt finds it where it was on every server.
+	 */
 	(void)lock_release_call(l, &rd);
 	lock_round_free(l, &rd);
-	lock_leave_queue(l);
 	l->fail = saved;
 }
 
@@ -168,13 +171,14 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 
 /* The arguments of every attempt (see acquire in scripts-lua.h). */
 struct lock_attempt_args {
-	const char	*argv[10];
+	const char	*argv[15];
+	int		 argc;		/* 10 unless queued or listening */
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
 };
 
 /* What one attempt found on the servers. */
 struct lock_attempt {
-	size_t		 held, busy, answered;
+	size_t		 held, busy, answered, superseded;
 	long long	*fences;	/* per server: -1 where not taken */
 	long long	 fence;		/* the highest */
 	int64_t		 hint;		/* ms until the first holder's expiry */
@@ -204,6 +208,11 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	/* A caller that will wait notes it (a writer's intent keeps new
 	 * readers out); -n does not, so it leaves nothing behind. */
 	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
+	/* The queue's are read only by a queued attempt, and by a take that
+	 * notes a listening holder: not worth formatting for any other. */
+	a->argc = l->spec.is_fair || l->spec.listens ? 15 : 10;
+	if (a->argc > 10)
+		lock_queue_args(l, &a->argv[10]);
 }
 
 /* Keep who holds the lock now, for the busy message and -v. */
@@ -250,7 +259,7 @@ lock_count_attempt(struct lock *l, struct lock_round *rd,
 	const redisReply	*r;
 	size_t			 i;
 
-	at->held = at->busy = 0;
+	at->held = at->busy = at->superseded = 0;
 	at->hint = -1;
 	at->fence = -1;
 	for (i = 0; i < l->nconns; i++) {
@@ -270,6 +279,10 @@ lock_count_attempt(struct lock *l, struct lock_round *rd,
 			at->fences[i] = r->element[1]->integer;
 			if (at->fences[i] > at->fence)
 				at->fence = at->fences[i];
+			continue;
+		}
+		if (r->element[0]->integer == 2) {
+			at->superseded += (size_t)lock_superseded(l, r);
 			continue;
 		}
 		at->busy++;
@@ -295,7 +308,7 @@ lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
 
 	(void)snprintf(a->since, sizeof(a->since), "%lld",
 	    (long long)clock_wall_ms());
-	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, 10,
+	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, a->argc,
 	    a->argv, NULL, cap_ns, &rd);
 	lock_count_attempt(l, &rd, at);
 	kept = at->held >= l->quorum ? lock_keep(l, &rd, at->fences,
@@ -347,6 +360,8 @@ lock_not_taken(struct lock *l, enum lock_keep kept, int64_t start,
 	/* A partial or doubtful take must not linger anywhere. */
 	if (at->held > 0 || at->answered < l->nconns)
 		lock_forget_attempt(l);
+	if (at->superseded > 0)
+		return (EXIT_SUPERSEDED);	/* lock_superseded() said why */
 	/*
 	 * A failure when too few servers answered to ever make a majority;
 	 * otherwise the lock is busy (or the vote split): wait and try again
@@ -393,7 +408,8 @@ lock_acquire(struct lock *l)
 			break;
 		if ((rc = lock_not_taken(l, kept, start, &at,
 		    deadline_ns)) != 0) {
-			if (rc != EXIT_UNAVAILABLE)
+			/* Superseded: out of the queue already. */
+			if (rc != EXIT_UNAVAILABLE && rc != EXIT_SUPERSEDED)
 				lock_leave_queue(l);
 			free(at.fences);
 			return (rc);

@@ -17,7 +17,7 @@
 
 #include "redlock.h"
 
-/* A fair waiter's place in the queue lasts this long without a try. */
+/* A queued waiter's place lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
  * A waiter's intent (a writer's, which keeps new readers out, or a
@@ -43,8 +43,8 @@ enum lock_key {
 	LK_LOCK,	/* PREFIX KEY itself: the token, or a semaphore */
 	LK_FENCE,	/* fence counter, expires with the lock + linger */
 	LK_META,	/* holder metadata */
-	LK_QUEUE,	/* --fair: waiters in arrival order */
-	LK_LEASES,	/* --fair: each waiter's lease */
+	LK_QUEUE,	/* --queue fifo, latest: waiters by rank */
+	LK_LEASES,	/* --queue fifo, latest: each waiter's lease */
 	LK_WAKE,	/* release pushes, one waiter pops */
 	LK_READERS,	/* -s: each reader's expiry */
 	LK_RMETA,	/* -s: readers' metadata */
@@ -63,6 +63,7 @@ struct lock_scripts {
 	struct script	*raise_fence;
 	struct script	*leave;
 	struct script	*force;		/* release --force */
+	struct script	*done;		/* --skip-outdated's record */
 };
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
@@ -94,8 +95,14 @@ struct lock {
 	size_t		 key_len;
 	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
 	size_t		 keys_len[LOCK_NKEYS];
-	char		*wake_prefix;	/* --fair: + token = its wake key */
+	char		*wake_prefix;	/* queued: + token = its wake key */
 	size_t		 wake_prefix_len;
+	char		*cancel_prefix;	/* + token = a holder's cancel key */
+	char		*done_key;	/* --skip-outdated's record (--order) */
+	char		 rank[32];	/* in the queue: --order, or arrival */
+	char		 grace_arg[32];	/* --cancel-running's, or '' */
+	struct lock_listen *listen;	/* a holder's, between renewals */
+	int64_t		 cancel_grace_ms;	/* what a cancel asked for */
 	char		*token;		/* ours: generated or given */
 	char		 limit_arg[24];	/* spec.limit, as scripts take it */
 	int64_t		 ttl_ms;
@@ -142,5 +149,15 @@ void	 lock_state_majority(struct lock_state *, size_t);
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, int64_t);
 void	 lock_leave_queue(struct lock *);
+
+/* lock-queue.c */
+void	 lock_queue_open(struct lock *);
+void	 lock_queue_close(struct lock *);
+void	 lock_queue_args(struct lock *, const char **);
+int	 lock_superseded(struct lock *, const redisReply *);
+int	 lock_wake_note(struct lock *, const redisReply *);
+
+/* lock-listen.c */
+void	 lock_listen_free(struct lock *);
 
 #endif /* LOCK_IMPL_H */

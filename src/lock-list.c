@@ -76,11 +76,11 @@ list_glob(const char *prefix, const char *pattern)
 
 /*
  * The names each candidate key comes with (see scripts-list.h): the key,
- * then its companions: metadata, fair queue's leases, readers and the
- * readers' metadata.
+ * then its companions: metadata, queue's leases, readers and the
+ * readers' metadata, and the queue's ':who' hash (its mode).
  */
 static const char *const list_companions[] = { "meta", "leases", "readers",
-    "rmeta" };
+    "rmeta", "queue:who" };
 #define LIST_OWNED	(sizeof(list_companions) / sizeof(list_companions[0]))
 #define LIST_STRIDE	(1 + LIST_OWNED)
 
@@ -194,7 +194,7 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 
 	for (i = 1; i < r->elements; i++) {
 		e = r->element[i];
-		if (e->type != REDIS_REPLY_ARRAY || e->elements != 7 ||
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 8 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[0]->len < lr->prefix_len ||
 		    e->element[6]->type != REDIS_REPLY_STRING)
@@ -204,7 +204,7 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 		    sizeof(*lr->found));
 		f = &lr->found[lr->nfound];
 		memset(f, 0, sizeof(*f));
-		if (lock_view_parse(e->element + 1, 6, NULL, &f->view) == -1)
+		if (lock_view_parse(e->element + 1, 7, NULL, &f->view) == -1)
 			return (-1);
 		f->key = xasprintf("%.*s", (int)(e->element[0]->len -
 		    lr->prefix_len), e->element[0]->str + lr->prefix_len);

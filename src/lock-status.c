@@ -24,6 +24,7 @@ static const char *status_mode(const redisReply *);
 static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static size_t	 status_count(const struct lock_view *, size_t, const char *);
 static int	 status_views_differ(const struct lock_state *);
+static void	 status_queue(struct lock_state *, const struct lock_view *);
 
 static char *
 status_str(const redisReply *r)
@@ -130,7 +131,7 @@ status_mode(const redisReply *r)
 
 /*
  * Parse one snapshot of a lock, the n elements {holders, metadata, count,
- * limit, waiting, mode} of a reply, into v (lock_state_free() or
+ * limit, waiting, mode, queue mode} of a reply, into v (lock_state_free() or
  * lock_holders_free() frees it); ours: our token, or NULL.  -1 if it has
  * not that shape.
  */
@@ -141,12 +142,13 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (n != 6 || el[0]->type != REDIS_REPLY_ARRAY ||
+	if (n != 7 || el[0]->type != REDIS_REPLY_ARRAY ||
 	    el[1]->type != REDIS_REPLY_ARRAY ||
 	    el[2]->type != REDIS_REPLY_INTEGER ||
 	    el[3]->type != REDIS_REPLY_INTEGER ||
 	    el[4]->type != REDIS_REPLY_INTEGER || el[4]->integer < 0 ||
 	    el[5]->type != REDIS_REPLY_STRING ||
+	    el[6]->type != REDIS_REPLY_STRING ||
 	    el[2]->integer < (long long)el[0]->elements)
 		return (-1);
 	list = el[0];
@@ -175,6 +177,8 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 	v->nholding = (size_t)el[2]->integer;
 	v->limit = el[3]->integer;
 	v->waiting = (size_t)el[4]->integer;
+	log_sanitize(v->queue, sizeof(v->queue), el[6]->str,
+	    el[6]->len < sizeof(v->queue) ? el[6]->len : 0);
 	return (0);
 }
 
@@ -199,16 +203,20 @@ lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[3];
-	size_t			 i, answered = 0;
-	char			 listed[32];
+	const char		*argv[4];
+	size_t			 i, answered = 0, who_len;
+	char			 listed[32], *who;
 
 	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
 	argv[2] = l->keys[LK_LEASES];
-	(void)lock_call_keys(l, l->scripts->status, 3, argv, 0, &rd);
+	/* KEYS[4] .. ':who' of the scripts (LUA_QUEUE): the queue's mode. */
+	who = keyslot_companion(l->key, l->key_len, "queue:who", &who_len);
+	argv[3] = who;
+	(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+	free(who);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
@@ -252,6 +260,15 @@ status_count(const struct lock_view *vs, size_t n, const char *token)
 	return (count);
 }
 
+/* The queue's mode: the first server's that names one other than any. */
+static void
+status_queue(struct lock_state *st, const struct lock_view *v)
+{
+	if (st->queue[0] == '\0' || (strcmp(st->queue, "any") == 0 &&
+	    v->queue[0] != '\0'))
+		(void)snprintf(st->queue, sizeof(st->queue), "%s", v->queue);
+}
+
 /* Whether the servers that answered tell different stories. */
 static int
 status_views_differ(const struct lock_state *st)
@@ -279,8 +296,9 @@ status_views_differ(const struct lock_state *st)
 /*
  * The majority's view of st->views: the holders whose token a quorum of
  * the servers sees (none when free; with one server, whoever holds it
- * there), the number of waiters that a quorum sees at least, the limit,
- * the holders beyond those listed, and whether the servers disagree.
+ * there), the number of waiters that a quorum sees at least, the queue's
+ * mode, the limit, the holders beyond those listed, and whether the
+ * servers disagree.
  */
 void
 lock_state_majority(struct lock_state *st, size_t quorum)
@@ -314,6 +332,7 @@ lock_state_majority(struct lock_state *st, size_t quorum)
 			st->waiting = vs[i].waiting;
 		if (vs[i].limit > st->limit)
 			st->limit = vs[i].limit;
+		status_queue(st, &vs[i]);
 	}
 	st->disagree = status_views_differ(st);
 }

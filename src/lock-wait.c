@@ -73,8 +73,9 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	    (double)block_ms / 1000.0);
 	argv[0] = "BZPOPMIN";
 	lens[0] = 8;
-	/* A fair waiter waits for its own turn, not for any release; a
-	 * reader for the release that lets every reader in. */
+	/* A queued waiter waits for its own turn (or a note that a newer
+	 * one superseded it), not for any release; a reader for the release
+	 * that lets every reader in. */
 	if (l->spec.is_fair || l->spec.mode == LOCK_SHARED) {
 		own = xasprintf("%s%s", l->wake_prefix, l->token);
 		argv[1] = own;
@@ -95,18 +96,24 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	/* On every server at once; the first wake-up is enough. */
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
-	/* A fair waiter's own wake key ends with its token: -v -v cuts it. */
+	/* A queued waiter's or reader's own wake key ends with its token:
+	 * -v -v cuts it. */
 	for (i = 0; own != NULL && i < l->nconns; i++)
 		conn_set_secret(l->conns[i], 1, l->wake_prefix_len);
 	/* The poll loop lets the signals of spec.wait_mask end us meanwhile
 	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
-	free(own);
 	rc = -1;
 	for (i = 0; i < l->nconns; i++) {
+		/* A note in our own key: a newer waiter superseded us. */
+		if (own != NULL && results[i] == CONN_OK &&
+		    lock_wake_note(l, replies[i]))
+			rc = EXIT_SUPERSEDED;
 		if (replies[i] != NULL)
 			freeReplyObject(replies[i]);
+		if (rc == EXIT_SUPERSEDED)
+			continue;
 		/* MOVED: the next attempt follows it, then waits there. */
 		if (results[i] == CONN_OK || results[i] == CONN_REDIRECT)
 			rc = 0;
@@ -128,6 +135,7 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 		rc = conn_exit_code(results[0]);
 		lock_failed(l, rc, "%s", conn_error(l->conns[0]));
 	}
+	free(own);
 	free(replies);
 	free(results);
 	return (rc);

@@ -121,6 +121,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 		    suffixes[i], &l->keys_len[i]);
 	l->wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
 	    &l->wake_prefix_len);
+	lock_queue_open(l);
 	l->fence = -1;
 	return (l);
 }
@@ -141,6 +142,7 @@ lock_close(struct lock *l)
 	for (i = 0; i < LOCK_NKEYS; i++)
 		free(l->keys[i]);
 	free(l->wake_prefix);
+	lock_queue_close(l);
 	freezero_str(l->token);
 	lock_holder_clear(&l->busy);
 	free(l);

@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "redlock.h"
 #include "options-impl.h"
@@ -16,6 +17,7 @@ static int	 options_ttl(const char *, int64_t *);
 static int	 options_count(const char *, const char *, long long,
 		     long long, int64_t *);
 static int	 options_tls(int, const char *, struct tls_options *);
+static int	 options_queue(int, const char *, struct cmd_args *);
 
 /*
  * Parse a duration option.  allow_zero: 0 is meaningful (-w 0, --jitter 0).
@@ -214,9 +216,6 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_LIMIT:
 		/* How many holders a semaphore admits. */
 		return (options_count("--limit", arg, 1, 1000000, &a->limit));
-	case OPT_FAIR:
-		a->fair = 1;
-		return (0);
 	case OPT_SHARED:
 	case OPT_EXCLUSIVE:
 		/* The last one given counts, as with flock's -s and -x. */
@@ -228,6 +227,57 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_FORCE:
 		a->force = 1;
 		return (0);
+	default:
+		return (options_queue(ch, arg, a));
+	}
+}
+
+/*
+ * The queue's options.  An order is a sorted set's score: exact up to
+ * 2^53.  Returns 0, EXIT_USAGE, or -1 if ch is none of them.
+ */
+static int
+options_queue(int ch, const char *arg, struct cmd_args *a)
+{
+	static const char *modes[] = { "any", "fifo", "latest", NULL };
+	int64_t		 v = 0;
+	int		 i, rc;
+
+	switch (ch) {
+	case OPT_FAIR:
+		a->queue = LOCK_QUEUE_FIFO;
+		return (0);
+	case OPT_QUEUE:
+		for (i = 0; modes[i] != NULL; i++)
+			if (strcmp(arg, modes[i]) == 0) {
+				a->queue = i;
+				return (0);
+			}
+		log_warnx("invalid --queue '%s': not any, fifo or latest", arg);
+		return (EXIT_USAGE);
+	case OPT_ORDER:
+		rc = options_count("--order", arg, 0, 9007199254740992LL, &v);
+		a->order = v;
+		return (rc);
+	case OPT_SKIP_OUTDATED:
+		a->skip_outdated = 1;
+		return (0);
+	case OPT_CANCEL_RUNNING:
+		a->cancel_grace_ms = DEFAULT_CANCEL_GRACE_MS;
+		return (arg == NULL ? 0 : options_duration("--cancel-running",
+		    arg, &a->cancel_grace_ms, 1));
+	case OPT_SUPERSEDED_CODE:
+		rc = options_count("--superseded-exit-code", arg, 0, 255, &v);
+		a->superseded_code = (int)v;
+		return (rc);
+	case OPT_OUTDATED_CODE:
+		rc = options_count("--outdated-exit-code", arg, 0, 255, &v);
+		a->outdated_code = (int)v;
+		return (rc);
+	case OPT_CANCELLED_CODE:
+		rc = options_count("--cancelled-exit-code", arg, 0, 255, &v);
+		a->cancelled_code = (int)v;
+		return (rc);
 	default:
 		return (-1);
 	}

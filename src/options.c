@@ -86,7 +86,26 @@ const struct options_def options_defs[] = {
 	{ { { "limit", required_argument, NULL, OPT_LIMIT }, 0 }, "N",
 	    "KEY is a semaphore of N slots, not a lock", NULL },
 	{ { { "fair", no_argument, NULL, OPT_FAIR }, 0 }, NULL,
-	    "waiters take the lock in order of arrival", NULL },
+	    "the same as --queue fifo", NULL },
+	{ { { "queue", required_argument, NULL, OPT_QUEUE }, 0 }, "MODE",
+	    "how waiters queue: any, fifo (by arrival) or latest", "any" },
+	{ { { "order", required_argument, NULL, OPT_ORDER }, 0 }, "N",
+	    "rank waiters by N, not by arrival (e.g. a pipeline id)", NULL },
+	{ { { "skip-outdated", no_argument, NULL, OPT_SKIP_OUTDATED }, 0 },
+	    NULL, "exit 81 if an order >= N already ran (needs --order)",
+	    NULL },
+	{ { { "cancel-running", optional_argument, NULL,
+	    OPT_CANCEL_RUNNING }, 0 }, "GRACE",
+	    "stop the running holder, SIGKILL after GRACE", "10s" },
+	{ { { "superseded-exit-code", required_argument, NULL,
+	    OPT_SUPERSEDED_CODE }, 0 }, "N",
+	    "exit status when a newer waiter came first", "80" },
+	{ { { "outdated-exit-code", required_argument, NULL,
+	    OPT_OUTDATED_CODE }, 0 }, "N",
+	    "exit status when a newer order already ran", "81" },
+	{ { { "cancelled-exit-code", required_argument, NULL,
+	    OPT_CANCELLED_CODE }, 0 }, "N",
+	    "exit status when a newer run cancelled CMD", "82" },
 	{ { { "shared", no_argument, NULL, OPT_SHARED }, 0 }, NULL,
 	    "a shared hold: any number at once, none with -x", NULL },
 	{ { { "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, 0 }, NULL,
@@ -117,6 +136,7 @@ const struct options_def options_defs[] = {
 };
 
 static struct options_status options_exit(int);
+static int	 options_listed(const struct cmd_entry *, int);
 static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
 static void	 options_print_version(void);
@@ -276,6 +296,11 @@ options_defaults(struct cmd_args *a)
 	a->conflict_code = EXIT_BUSY;
 	a->lost_signal = SIGTERM;
 	a->lost_exit_code = EXIT_LOST;
+	a->order = -1;
+	a->cancel_grace_ms = -1;
+	a->superseded_code = EXIT_SUPERSEDED;
+	a->outdated_code = EXIT_OUTDATED;
+	a->cancelled_code = EXIT_CANCELLED;
 }
 
 /*
@@ -354,6 +379,19 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 	}
 	if (seen->have_n)
 		a->wait_ms = 0;
+	if (a->skip_outdated && a->order < 0) {
+		log_warnx("%s: --skip-outdated needs --order", e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->cancel_grace_ms >= 0 && a->queue != LOCK_QUEUE_LATEST) {
+		log_warnx("%s: --cancel-running needs --queue latest", e->name);
+		return (EXIT_USAGE);
+	}
+	if (a->shared && a->queue == LOCK_QUEUE_LATEST) {
+		log_warnx("%s: --shared and --queue latest cannot be used "
+		    "together", e->name);
+		return (EXIT_USAGE);
+	}
 	if (a->shared && a->limit > 0) {
 		log_warnx("%s: --shared and --limit cannot be used together",
 		    e->name);

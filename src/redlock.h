@@ -60,6 +60,9 @@ enum exit_code {
 	EXIT_LOST = EX_TEMPFAIL,		/* 75 */
 	EXIT_PROTOCOL = EX_PROTOCOL,		/* 76 */
 	EXIT_NOPERM = EX_NOPERM,		/* 77 */
+	EXIT_SUPERSEDED = 80,	/* --queue latest: a newer waiter came */
+	EXIT_OUTDATED = 81,	/* --skip-outdated: a newer order ran */
+	EXIT_CANCELLED = 82,	/* --cancel-running: a newer run came */
 	EXIT_NOEXEC = 126,
 	EXIT_NOTFOUND = 127,
 	EXIT_SIGNAL_BASE = 128
@@ -67,6 +70,7 @@ enum exit_code {
 
 #define DEFAULT_TTL_MS		30000
 #define DEFAULT_TIMEOUT_MS	1000
+#define DEFAULT_CANCEL_GRACE_MS	10000	/* --cancel-running without =GRACE */
 #define DEFAULT_URL		"redis://127.0.0.1:6379"
 #define TOKEN_HEX_LEN		32	/* 128 random bits */
 #define TOKEN_SHOWN		8	/* status and -v -v show no more */
@@ -207,7 +211,13 @@ struct cmd_args {
 	int		  lost_signal;
 	int		  lost_exit_code;
 	int64_t		  limit;	/* --limit N, 0 = mutex */
-	int		  fair;		/* --fair */
+	int		  queue;	/* enum lock_queue: --queue, --fair */
+	int64_t		  order;	/* --order N, -1 when not given */
+	int		  skip_outdated;	/* run --skip-outdated */
+	int64_t		  cancel_grace_ms;	/* --cancel-running, -1 none */
+	int		  superseded_code;
+	int		  outdated_code;
+	int		  cancelled_code;
 	int		  shared;	/* -s; -x (the default) clears it */
 	int		  release_on_exit;	/* run --release-on-exit */
 	int		  force;	/* release --force */
@@ -283,6 +293,13 @@ enum cmd_option {
 	OPT_INSECURE,
 	OPT_USER,
 	OPT_RELEASE_ON_EXIT,
+	OPT_QUEUE,
+	OPT_ORDER,
+	OPT_SKIP_OUTDATED,
+	OPT_CANCEL_RUNNING,
+	OPT_SUPERSEDED_CODE,
+	OPT_OUTDATED_CODE,
+	OPT_CANCELLED_CODE,
 	OPT_FORCE
 };
 const struct cmd_entry *cmd_find(const char *);
@@ -293,6 +310,7 @@ void	 cmd_lock_spec(const struct cmd_args *, struct lock_spec *);
 void	 cmd_report_busy(const struct lock *, const struct cmd_args *);
 void	 cmd_report_not_owner(const struct lock *, const char *);
 int	 cmd_flush_stdout(void);
+int	 cmd_queue_code(const struct lock *, const struct cmd_args *, int);
 
 /* help.c: help text, generated from the command and option tables */
 void	 help_print_all(void);
@@ -382,6 +400,12 @@ int	 conn_cluster_masters(struct conn *, int64_t, struct conn ***,
 void	 conn_command_many(struct conn **, size_t, size_t, int,
 	     const char **, const size_t *, int64_t, int64_t,
 	     struct redisReply **, int *);
+struct pollfd;
+void	 conn_start(struct conn *, int, const char **, const size_t *,
+	     int64_t, int64_t);
+int	 conn_pending(struct conn *, struct pollfd *, int64_t *);
+void	 conn_advance(struct conn *, short);
+int	 conn_take(struct conn *, struct redisReply **);
 
 /*
  * lock.c: one lock, as the verbs see it.  The verbs describe it once, in a
@@ -395,6 +419,12 @@ enum lock_mode {
 	LOCK_SEMAPHORE,		/* --limit N holders */
 	LOCK_SHARED		/* -s: any number, excluding the mutex */
 };
+/* How waiters queue (--queue): see lock-queue.c. */
+enum lock_queue {
+	LOCK_QUEUE_ANY,		/* a release wakes one; no order */
+	LOCK_QUEUE_FIFO,	/* by arrival, or by --order, lowest first */
+	LOCK_QUEUE_LATEST	/* one waiter: the newest, or highest order */
+};
 enum lock_not_owner {
 	LOCK_GONE = 1,		/* the key no longer exists: expired */
 	LOCK_OTHER		/* someone else holds it now */
@@ -403,7 +433,11 @@ struct lock_spec {
 	const char	*key;		/* as given, before --prefix */
 	enum lock_mode	 mode;
 	int64_t		 limit;		/* LOCK_SEMAPHORE: how many */
-	int		 is_fair;	/* --fair: waiters in arrival order */
+	int		 is_fair;	/* queued: --queue fifo or latest */
+	enum lock_queue	 queue;
+	int64_t		 order;		/* --order N, or -1: by arrival */
+	int64_t		 cancel_grace_ms;	/* --cancel-running, or -1 */
+	int		 listens;	/* a run of --queue latest: cancellable */
 	const char	*token;		/* ours, or NULL for a new one */
 	int64_t		 ttl_ms;	/* acquire, extend */
 	int64_t		 wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
@@ -429,7 +463,8 @@ struct lock_view {
 	struct lock_holder *holders;
 	size_t		    nholders;	/* listed */
 	size_t		    nholding;	/* in all */
-	size_t		    waiting;	/* fair waiters */
+	size_t		    waiting;	/* queued waiters */
+	char		    queue[8];	/* their mode: any, fifo, latest */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 };
 /* what status found */
@@ -439,7 +474,8 @@ struct lock_state {
 	size_t		    unlisted;	/* holders beyond the list */
 	struct lock_view   *views;	/* each server's own answer */
 	size_t		    nviews;
-	size_t		    waiting;	/* fair waiters, seen by a majority */
+	size_t		    waiting;	/* queued waiters, seen by a majority */
+	char		    queue[8];	/* their mode: any, fifo, latest */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 	int		    disagree;	/* quorum: the servers' views differ */
 	const char	   *mode;	/* as a holding server names it */
@@ -468,6 +504,16 @@ int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);
 int64_t	 lock_cap_ns(int64_t, int64_t);
 
+/* lock-queue.c: --skip-outdated's record; lock-listen.c: a holder's cancels */
+struct pollfd;
+int	 lock_outdated(struct lock *, int64_t);
+int	 lock_record_done(struct lock *, int64_t);
+const char *lock_queue_name(int);
+void	 lock_listen_start(struct lock *, int64_t);
+size_t	 lock_listen_poll(struct lock *, struct pollfd *, size_t, int64_t *);
+int	 lock_listen_events(struct lock *, const struct pollfd *, size_t);
+void	 lock_listen_stop(struct lock *);
+int64_t	 lock_cancel_grace_ms(const struct lock *);
 /* lock-list.c: every held lock under the prefix (list) */
 struct lock_entry {
 	char		 *key;		/* without the prefix */
@@ -496,6 +542,9 @@ struct supervise_opts {
 	int		 lost_signal;
 	int		 lost_exit_code;
 	int		 release_on_exit;	/* flock -o: not the leftovers */
+	int		 cancelled_exit_code;
+	int		 listens;	/* for a cancel between renewals */
+	int64_t		 record_order;	/* on exit 0 (--skip-outdated), or -1 */
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
 	int64_t		 waited_ms;	/* taking the lock: for the audit */
 };

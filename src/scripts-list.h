@@ -8,12 +8,12 @@
  * the modes, whose snapshot functions it calls.
  *
  *   ARGV[1] how many holders of a semaphore to list at most, ARGV[2] the
- *   most bytes of metadata to return, then for each candidate key five
- *   names: the key, its metadata hash, its fair queue's leases, its
- *   readers and their metadata (shared locks)
+ *   most bytes of metadata to return, then for each candidate key six
+ *   names: the key, its metadata hash, its queue's leases, its readers
+ *   and their metadata (shared locks), and its queue's ':who' hash
  *   returns {next, {key, snapshot...}, ...}: the snapshot of each
  *   candidate that is a held lock (see the modes' snapshot functions; the
- *   number of waiters is added), and next, the index in ARGV of the first
+ *   number of waiters and the queue's mode are added), and next, the index in ARGV of the first
  *   candidate not looked at (0: all were), when the bytes ran out.
  *
  * A key is a lock when it is a string or a sorted set and its metadata
@@ -30,12 +30,13 @@ static const char lua_list[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_MARK
 	LUA_WAITING
+	LUA_QUEUE_MODE
 	LUA_HOLDERS_SNAPSHOT
 	LUA_MUTEX_SNAPSHOT
 	LUA_SEMAPHORE_SNAPSHOT
 	"local now, max = server_now(), tonumber(ARGV[1])\n"
 	"local budget, out = tonumber(ARGV[2]), {0}\n"
-	"for i = 3, #ARGV, 5 do\n"
+	"for i = 3, #ARGV, 6 do\n"
 	"  local k, meta, rmeta = ARGV[i], ARGV[i + 1], ARGV[i + 4]\n"
 	"  local s\n"
 	"  if redis.call('EXISTS', meta, rmeta) > 0 then\n"
@@ -52,7 +53,7 @@ static const char lua_list[] =
 	/* Always one at least, so that every call makes progress. */
 	"    if budget < 0 and #out > 1 then out[1] = i; break end\n"
 	"    out[#out + 1] = {k, s[1], s[2], s[3], s[4],"
-	" waiting(ARGV[i + 2], now), s[6]}\n"
+	" waiting(ARGV[i + 2], now), s[6], queue_mode(ARGV[i + 5])}\n"
 	"  end\n"
 	"end\n"
 	"return out\n";

@@ -10,14 +10,14 @@
  * Key layout (lock.c builds the names): KEYS[1] is the lock itself, exactly
  * PREFIX+KEY holding the token, so any client using SET NX PX on the same
  * key excludes us and is excluded; the fence counter, the metadata hash,
- * the fair queue and the wake key share its Cluster slot:
+ * the queue and the wake key share its Cluster slot:
  *   KEYS[1] lock, KEYS[2] fence counter, KEYS[3] metadata hash,
- *   KEYS[4] fair queue (list), KEYS[5] fair queue leases (zset),
+ *   KEYS[4] queue (zset by rank), KEYS[5] queue leases (zset),
  *   KEYS[6] wake key, and for shared locks (scripts-shared.h):
  *   KEYS[7] readers (zset), KEYS[8] readers' metadata (hash),
  *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
  *
- * Every key expires (bounded footprint): the lock and a fair queue's keys
+ * Every key expires (bounded footprint): the lock and a queue's keys
  * with their own TTLs, the fence counter, the metadata and the wake keys
  * LUA_LINGER_MS after the lock's TTL or the wake-up, so nothing of a name
  * that nobody holds or waits for is left 10 s after its last TTL.
@@ -95,14 +95,15 @@
  * waiter finds at most one stale wake-up (one spare attempt), and no call
  * is spent keeping it that way.  It expires LUA_LINGER_MS after the last
  * wake-up: a waiter takes it within a round trip, or blocks on it already.
- * The head of a fair queue gets a wake key of its own, since there is one
- * per waiter.  ARGV[prefix] is the prefix of the per-waiter wake keys.
+ * The head of a queue (the lowest rank) gets a wake key of its own, since
+ * there is one per waiter.  ARGV[prefix] is the prefix of the per-waiter
+ * wake keys.
  */
 #define LUA_WAKE(prefix)						\
 	"local function wake_waiters()\n"				\
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
 	"  redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
-	"  local head = redis.call('LINDEX', KEYS[4], 0)\n"		\
+	"  local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]\n"	\
 	"  if head then\n"						\
 	"    local k = ARGV[" #prefix "] .. head\n"			\
 	"    redis.call('ZADD', k, 0, 'go')\n"				\
@@ -110,11 +111,6 @@
 	"  end\n"							\
 	"end\n"
 
-/*
- * How many wait in a fair queue: the waiters whose lease (KEYS[5] of the
- * lock scripts) has not run out.  Waiters without --fair block on the wake
- * key and are known to nobody, so they are not counted.
- */
 /*
  * A snapshot of the holders in sorted set k (token -> expiry, server time
  * now), whose metadata fields in hash meta are "<token>:field", for status
@@ -142,51 +138,142 @@
 	" limit, 0, mode}\n"						\
 	"end\n"
 
+/*
+ * How many wait in a queue: the waiters whose lease (KEYS[5] of the lock
+ * scripts) has not run out.  Waiters with --queue any block on the wake
+ * key and are known to nobody, so they are not counted.
+ */
 #define LUA_WAITING							\
 	"local function waiting(leases, now)\n"			\
 	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
 	"end\n"
 
 /*
- * The fair queue (--fair): waiters in arrival order, each with a lease
- * that its every attempt refreshes, so a dead waiter blocks the queue for
- * no longer than its lease.  queue_admit() answers nil when token may take
- * a slot now (and takes it out of the queue), or the busy reply.
+ * The queue (--queue fifo or latest): a sorted set of waiters by rank,
+ * the rank being --order N or the time the waiter first tried, which the
+ * client chose once and sends with every attempt, so that a retry keeps
+ * its place and every server of a quorum ranks alike, whichever of them
+ * a split vote or an outage made it miss; ties go by token.  Each waiter
+ * has a lease that its every attempt refreshes, so a dead one blocks the
+ * queue no longer than that.  KEYS[4]..':who' holds each waiter's "pid
+ * host", for the message of the one it supersedes, and under the field ''
+ * (no token is empty) the queue's mode, for status and list.
+ *
+ * latest keeps one waiter: the highest rank.  A newcomer that outranks the
+ * queued ones drops them, and leaves each a note "superseded PID HOST" in
+ * its own wake key (score -1: popped before a 'go'), where its BZPOPMIN
+ * finds it at once; the note stays as long as the key, so a waiter that
+ * was between attempts finds it in its next one.  A newcomer that does not
+ * outrank the queued one is superseded itself, at once.
+ *
+ * --cancel-running: a latest waiter kept waiting leaves the holder, if
+ * that holder listens (a run of --queue latest), a note "cancelled GRACE
+ * PID HOST" in its key ARGV[14]..token, on which it blocks between
+ * renewals (lock-queue.c).
+ *
+ * Whether a queued waiter's turn has come is the mode's queue_turn(token,
+ * free) (LUA_QUEUE_TURN, or for readers LUA_SHARED_QUEUE_TURN), and
+ * queue_admitted() what it does once one is let in.
+ *
+ * queue_admit() answers nil when token may take a slot now (and takes it
+ * out of the queue), or the reply: busy, or {2, 0, '', HOST, PID, '', ''}
+ * when superseded.
+ *   ARGV[9] wake prefix, ARGV[11] mode, ARGV[12] rank, ARGV[13] cancel
+ *   grace ms ('': no cancel), ARGV[14] cancel prefix
  */
-#define LUA_FAIR_QUEUE							\
+#define LUA_QUEUE							\
+	"local who = KEYS[4] .. ':who'\n"				\
+	"local me = ARGV[4] .. ' ' .. ARGV[3]\n"			\
+	"local function queue_drop(tok)\n"				\
+	"  redis.call('ZREM', KEYS[4], tok)\n"				\
+	"  redis.call('ZREM', KEYS[5], tok)\n"				\
+	"  redis.call('HDEL', who, tok)\n"				\
+	"end\n"							\
+	"local function queue_tell(key, note, ms)\n"			\
+	"  redis.call('ZADD', key, -1, note)\n"			\
+	"  redis.call('PEXPIRE', key, ms)\n"				\
+	"end\n"							\
+	"local function superseded(by)\n"				\
+	"  local pid, host = string.match(by or '', '^(%S+) (.*)$')\n"	\
+	"  return {2, 0, '', host or '', pid or '', '', ''}\n"		\
+	"end\n"							\
+	"local function queue_keep(lease)\n"				\
+	"  for _, k in ipairs({KEYS[4], KEYS[5], who}) do\n"		\
+	"    redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"  end\n"							\
+	"end\n"							\
+	"local function queue_join(token, rank, lease)\n"		\
+	"  if ARGV[11] == 'latest' then\n"				\
+	"    local top = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')\n"\
+	"    if top[1] and (tonumber(top[2]) > rank or\n"		\
+	"        (tonumber(top[2]) == rank and top[1] > token)) then\n"	\
+	"      return superseded(redis.call('HGET', who, top[1]))\n"	\
+	"    end\n"							\
+	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
+	"      queue_tell(ARGV[9] .. tok, 'superseded ' .. me, "		\
+	LUA_LINGER_MS ")\n"						\
+	"      queue_drop(tok)\n"					\
+	"    end\n"							\
+	"  end\n"							\
+	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
+	"  redis.call('HSET', who, token, me, '', ARGV[11])\n"		\
+	"  queue_keep(lease)\n"					\
+	"  return nil\n"						\
+	"end\n"							\
+	"local function queue_cancel()\n"				\
+	"  local h = mode_holder()\n"					\
+	"  if ARGV[13] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
+	"    queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' ..\n"\
+	"      me, " LUA_LINGER_MS ")\n"				\
+	"  end\n"							\
+	"end\n"							\
 	"local function queue_admit(token, now, lease, free, busy)\n"	\
 	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5],"	\
 	" '-inf', now)) do\n"						\
-	"    redis.call('LREM', KEYS[4], 0, tok)\n"			\
-	"    redis.call('ZREM', KEYS[5], tok)\n"			\
+	"    queue_drop(tok)\n"						\
 	"  end\n"							\
-	"  local pos = redis.call('LPOS', KEYS[4], token)\n"		\
-	"  if not pos then\n"						\
-	"    pos = redis.call('RPUSH', KEYS[4], token) - 1\n"		\
+	"  if not redis.call('ZSCORE', KEYS[4], token) then\n"		\
+	"    local note = redis.call('ZRANGEBYSCORE', ARGV[9] .. token,"	\
+	" -1, -1)[1]\n"						\
+	"    if note then return superseded(string.sub(note, 12)) end\n"	\
+	"    local lost = queue_join(token, tonumber(ARGV[12]), lease)\n"	\
+	"    if lost then return lost end\n"				\
 	"  end\n"							\
-	"  if pos >= free then\n"					\
+	"  if not queue_turn(token, free) then\n"			\
 	"    redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"    redis.call('PEXPIRE', KEYS[4], lease * 2)\n"		\
-	"    redis.call('PEXPIRE', KEYS[5], lease * 2)\n"		\
+	"    queue_keep(lease)\n"					\
+	"    if free <= 0 then queue_cancel() end\n"			\
 	"    return busy(free > 0)\n"					\
 	"  end\n"							\
-	"  redis.call('LREM', KEYS[4], 1, token)\n"			\
-	"  redis.call('ZREM', KEYS[5], token)\n"			\
+	"  queue_drop(token)\n"					\
+	"  queue_admitted()\n"					\
 	"  return nil\n"						\
 	"end\n"
+
+/*
+ * A queued waiter's turn: when fewer waiters rank before it than there
+ * are free slots.  Nothing more to do when one is let in.
+ */
+#define LUA_QUEUE_TURN							\
+	"local function queue_turn(token, free)\n"			\
+	"  return redis.call('ZRANK', KEYS[4], token) < free\n"	\
+	"end\n"							\
+	"local function queue_admitted() end\n"
 
 /*
  * acquire: take the lock (or a slot) if free, and give this holder its
  * fence.
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
- *   (a semaphore's), ARGV[8] fair lease ms (0 = not fair), ARGV[9] prefix
- *   of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n, the
- *   caller will not wait)
+ *   (a semaphore's), ARGV[8] queue lease ms (0 = --queue any), ARGV[9]
+ *   prefix of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n,
+ *   the caller will not wait), ARGV[11] to ARGV[14] the queue's
+ *   (LUA_QUEUE), ARGV[15] '1' if the holder listens for cancels, else '0'
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
- *   then that holder's token, host, pid, command and since}.
+ *   then that holder's token, host, pid, command and since}, or {2, ...}
+ *   when superseded (LUA_QUEUE).
  * Races closed: the fence is taken in the same atomic step as the take
  * (next_fence), so successive holders never see the same or a lower fence,
  * even after an expiry.
@@ -291,19 +378,52 @@
 	"return removed\n"
 
 /*
- * leave: a fair waiter, or a waiter that noted its intent (mode_wait),
+ * leave: a queued waiter, or a waiter that noted its intent (mode_wait),
  * that gives up (-w ran out) leaves the queue now rather than when its
  * lease ends; the same in every mode.
- *   KEYS[1..3] unused, KEYS[4] fair queue, KEYS[5] fair queue leases,
- *   KEYS[6..8] unused, KEYS[9] waiting writers, KEYS[10] waiting readers;
+ *   KEYS[1..3] unused, KEYS[4] queue, KEYS[5] queue leases, KEYS[6..8]
+ *   unused, KEYS[9] waiting writers, KEYS[10] waiting readers;
  *   ARGV[1] token
  */
 static const char lua_leave[] =
-	"redis.call('LREM', KEYS[4], 0, ARGV[1])\n"
+	"redis.call('ZREM', KEYS[4], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
+	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1])\n"
 	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";
+
+/*
+ * done: --skip-outdated's record of the last order that ran to the end
+ * with exit 0 on this lock, a hash {order, host, time}: kept 7 days after
+ * its last use, the only companion key that lives that long.
+ *   KEYS[1] unused (the lock: where a Cluster sends the call);
+ *   ARGV[1] the record's key, ARGV[2] order, ARGV[3] host ('' to only
+ *   look), ARGV[4] time (wall ms)
+ *   returns {order, host, time} of a record whose order is at least
+ *   ARGV[2], else {} (and with a host, ARGV[2] is the record now).
+ */
+static const char lua_done[] =
+	"local d = redis.call('HMGET', ARGV[1], 'order', 'host', 'time')\n"
+	"local seen, n = tonumber(d[1]), tonumber(ARGV[2])\n"
+	"if ARGV[3] ~= '' and (not seen or seen < n) then\n"
+	"  redis.call('HSET', ARGV[1], 'order', ARGV[2], 'host', ARGV[3],"
+	" 'time', ARGV[4])\n"
+	"end\n"
+	"if seen or ARGV[3] ~= '' then\n"
+	"  redis.call('PEXPIRE', ARGV[1], 604800000)\n"
+	"end\n"
+	"if seen and seen >= n then return {d[1], d[2] or '', d[3] or ''} end\n"
+	"return {}\n";
+
+/*
+ * The queue's mode, for status and list: as the queue's ':who' hash keeps
+ * it (LUA_QUEUE), 'any' when no queue has been seen.
+ */
+#define LUA_QUEUE_MODE							\
+	"local function queue_mode(who)\n"				\
+	"  return redis.call('HGET', who, '') or 'any'\n"		\
+	"end\n"
 
 #include "scripts-shared.h"
 #include "scripts-mutex.h"
@@ -313,6 +433,7 @@ static const char lua_leave[] =
 /* Every script, for scripts.c and the hashing tool: X(NAME, body). */
 #define LOCK_SCRIPTS(X)							\
 	X(LEAVE, lua_leave)						\
+	X(DONE, lua_done)						\
 	X(MUTEX_ACQUIRE, lua_mutex_acquire)				\
 	X(MUTEX_RELEASE, lua_mutex_release)				\
 	X(MUTEX_EXTEND, lua_mutex_extend)				\

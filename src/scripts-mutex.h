@@ -117,7 +117,7 @@
 	"  end\n"							\
 	"  local h = mode_holder()\n"					\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
-	"  return {h}\n"						\
+	"  return {{h[1], h[2], h[3], h[4], h[5]}}\n"			\
 	"end\n"
 
 /* The holder's metadata, from acquire's ARGV (see scripts-lua.h). */
@@ -125,7 +125,8 @@
 	"local function set_meta(f)\n"					\
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
-	"    'since', ARGV[6], 'ttl', ARGV[2])\n"			\
+	"    'since', ARGV[6], 'ttl', ARGV[2],\n"				\
+	"    'listens', ARGV[15] or '0')\n"				\
 	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
 	"end\n"
 
@@ -148,7 +149,8 @@ static const char lua_mutex_acquire[] =
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(9)
-	LUA_FAIR_QUEUE
+	LUA_QUEUE_TURN
+	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_mutex_release[] =
@@ -204,16 +206,18 @@ static const char lua_mutex_force[] =
 
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
- * (separate reads could mix two holders' data), and how many wait; or,
- * while readers hold, every reader (read only: expired readers are
- * skipped, not dropped).
+ * (separate reads could mix two holders' data), how many wait and in
+ * which queue mode; or, while readers hold, every reader (read only:
+ * expired readers are skipped, not dropped).
  *   KEYS[1..3] as acquire's (every key while readers hold: see above);
  *   ARGV[1] limit, ARGV[2] how many readers to list at most, ARGV[3] the
- *   fair queue's leases (not a KEY: declared, a key that does not exist
- *   would make a Cluster refuse the call while the slot migrates)
- *   returns mutex_snapshot's reply with the number of waiters added: a
- *   mutex's metadata is the holder's only if its token field matches (a
- *   foreign client's lock has none); readers' fields are "<token>:field".
+ *   queue's leases, ARGV[4] the queue's ':who' hash (not KEYS: declared,
+ *   a key that does not exist would make a Cluster refuse the call while
+ *   the slot migrates)
+ *   returns mutex_snapshot's reply with the number of waiters added and
+ *   the queue's mode after it: a mutex's metadata is the holder's only if
+ *   its token field matches (a foreign client's lock has none); readers'
+ *   fields are "<token>:field".
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
@@ -221,6 +225,7 @@ static const char lua_mutex_status[] =
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAITING
+	LUA_QUEUE_MODE
 	LUA_HOLDERS_SNAPSHOT
 	LUA_MUTEX_SNAPSHOT
 	"if mode_check() then return clash() end\n"
@@ -228,6 +233,7 @@ static const char lua_mutex_status[] =
 	"local s = mutex_snapshot(KEYS[1], KEYS[3], cur, KEYS[7], KEYS[8], now,"
 	" tonumber(ARGV[2]))\n"
 	"s[5] = waiting(ARGV[3], now)\n"
+	"s[7] = queue_mode(ARGV[4])\n"
 	"return s\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -18,8 +18,8 @@
 	"local MODE_NEEDS_TIME = true\n"				\
 	"local limit = tonumber(ARGV[" #n "])\n"			\
 	"local function fields(tok) return tok .. ':fence', tok .. ':host',"\
-	" tok .. ':pid', tok .. ':command', tok .. ':since', tok .. ':ttl'"\
-	" end\n"							\
+	" tok .. ':pid', tok .. ':command', tok .. ':since', tok .. ':ttl',"\
+	" tok .. ':listens' end\n"					\
 	"local function keep(now)\n"					\
 	"  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')\n"\
 	"  if last[2] then\n"						\
@@ -59,17 +59,20 @@
 	"end\n"							\
 	"local function mode_holder()\n"				\
 	"  local tok = redis.call('ZRANGE', KEYS[1], 0, 0)[1]\n"	\
-	"  if not tok then return {'', '', '', '', ''} end\n"		\
+	"  if not tok then return {'', '', '', '', '', ''} end\n"	\
 	"  local m = redis.call('HMGET', KEYS[3], tok .. ':host',"	\
-	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"		\
-	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
+	" tok .. ':pid', tok .. ':command', tok .. ':since',"		\
+	" tok .. ':listens')\n"					\
+	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
+	" m[5] or ''}\n"						\
 	"end\n"							\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
 	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
-	"    token .. ':ttl', ARGV[2], 'limit', limit)\n"		\
+	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
+	"    ARGV[15] or '0', 'limit', limit)\n"			\
 	"  keep(now)\n"						\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -111,7 +114,8 @@ static const char lua_semaphore_acquire[] =
 	LUA_NEXT_FENCE
 	LUA_SEMAPHORE_MODE(7)
 	LUA_WAKE(9)
-	LUA_FAIR_QUEUE
+	LUA_QUEUE_TURN
+	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_semaphore_release[] =
@@ -153,22 +157,26 @@ static const char lua_semaphore_force[] =
 
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot,
- * and how many wait.
+ * how many wait and in which queue mode.
  *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] how many holders to
- *   list at most, ARGV[3] the fair queue's leases (as mutex status)
- *   returns semaphore_snapshot's reply with the number of waiters added.
+ *   list at most, ARGV[3] the queue's leases, ARGV[4] its ':who' hash (as
+ *   mutex status)
+ *   returns semaphore_snapshot's reply with the number of waiters and the
+ *   queue's mode added.
  */
 static const char lua_semaphore_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(1)
 	LUA_WAITING
+	LUA_QUEUE_MODE
 	LUA_HOLDERS_SNAPSHOT
 	LUA_SEMAPHORE_SNAPSHOT
 	"if mode_check() then return clash() end\n"
 	"local now = server_now()\n"
 	"local s = semaphore_snapshot(KEYS[1], KEYS[3], now, tonumber(ARGV[2]))\n"
 	"s[5] = waiting(ARGV[3], now)\n"
+	"s[7] = queue_mode(ARGV[4])\n"
 	"return s\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

@@ -75,14 +75,15 @@
 	"  return redis.call('ZSCORE', KEYS[7], token) ~= false\n"	\
 	"end\n"							\
 	/* A holder for busy messages: the first reader to expire, or
-	 * the exclusive holder whose metadata names it (one HMGET: each
-	 * busy attempt pays it). */					\
+	 * the exclusive holder whose metadata names it, with whether it
+	 * listens for a cancel (one HMGET: each busy attempt pays it). */					\
 	"local function rd_holder(cur)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    local m = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid',"\
-	" 'command', 'since')\n"					\
+	" 'command', 'since', 'listens')\n"				\
 	"    if m[1] ~= cur then return {cur, '', '', '', ''} end\n"	\
-	"    return {cur, m[2] or '', m[3] or '', m[4] or '', m[5] or ''}\n"\
+	"    return {cur, m[2] or '', m[3] or '', m[4] or '', m[5] or '',"	\
+	" m[6] or ''}\n"						\
 	"  end\n"							\
 	"  local tok = redis.call('ZRANGE', KEYS[7], 0, 0)[1]\n"	\
 	"  if not tok then return {'', '', '', '', ''} end\n"		\
@@ -117,11 +118,11 @@
 /*
  * Waking, for every release script that may free a lock readers wait
  * for.  It wraps the mode's wake_waiters() (LUA_WAKE, one waiter): once
- * the lock is free, that one (a writer, or the head of a fair queue),
- * plus, with --fair, the readers at the head of the queue together, and,
+ * the lock is free, that one (a writer, or the head of a queue), plus,
+ * with --queue fifo, the readers at the head of the queue together, and,
  * when no writer waits, every waiting reader, each on its own wake key:
  * one release, one round of attempts, however many readers.  Without a
- * fair queue or a waiting reader, one EXISTS of both stands in for
+ * queue or a waiting reader, one EXISTS of both stands in for
  * LUA_WAKE's look at the queue's head: a plain mutex's release costs what
  * it did before there were readers.
  * ARGV[prefix] is the prefix of the per-waiter wake keys.
@@ -133,11 +134,8 @@
 	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"end\n"							\
 	"local function rd_wake_queue()\n"				\
-	"  for i = 0, 999 do\n"					\
-	"    local tok = redis.call('LINDEX', KEYS[4], i)\n"		\
-	"    if not tok or not redis.call('ZSCORE', KEYS[10], tok) then\n"\
-	"      return\n"						\
-	"    end\n"							\
+	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, 999)) do\n"\
+	"    if not redis.call('ZSCORE', KEYS[10], tok) then return end\n"\
 	"    rd_wake(tok)\n"						\
 	"  end\n"							\
 	"end\n"							\
@@ -163,9 +161,9 @@
 /*
  * The shared mode's functions (see scripts-lua.h).  A reader's fence is
  * the counter as it is (no INCR): the next exclusive holder's INCR is
- * larger than every earlier reader's.  Unless --fair, a waiting writer
- * (KEYS[9]) keeps new readers out; with --fair the queue's order decides
- * (shared_queue_admit).
+ * larger than every earlier reader's.  With --queue any, a waiting writer
+ * (KEYS[9]) keeps new readers out; queued, the queue's order decides
+ * (LUA_SHARED_QUEUE_TURN).
  */
 #define LUA_SHARED_MODE						\
 	"local MODE_NEEDS_TIME = true\n"				\
@@ -236,44 +234,28 @@
 	"end\n"
 
 /*
- * --fair for readers (replaces LUA_FAIR_QUEUE's queue_admit in the
- * shared acquire): strict arrival order, but a reader may enter as soon
- * as every waiter ahead of it is a reader too (a member of KEYS[10]), so
- * consecutive readers are admitted together; a writer ahead of it keeps
- * it waiting even while only readers hold.  Leases as in LUA_FAIR_QUEUE.
+ * --queue fifo for readers (the shared acquire's queue_turn, see
+ * LUA_QUEUE): strict order of rank, but a reader may enter as soon as
+ * every waiter ahead of it is a reader too (a member of KEYS[10]), so
+ * consecutive readers are admitted together, and the one let in wakes
+ * the readers now at the head; a writer ahead of it keeps it waiting even
+ * while only readers hold.  --queue latest is not for readers (options.c
+ * refuses it).
  */
-#define LUA_SHARED_FAIR_QUEUE						\
-	"local function queue_admit(token, now, lease, free, busy)\n"	\
-	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5],"	\
-	" '-inf', now)) do\n"						\
-	"    redis.call('LREM', KEYS[4], 0, tok)\n"			\
-	"    redis.call('ZREM', KEYS[5], tok)\n"			\
-	"  end\n"							\
-	"  local pos = redis.call('LPOS', KEYS[4], token)\n"		\
-	"  if not pos then\n"						\
-	"    pos = redis.call('RPUSH', KEYS[4], token) - 1\n"		\
-	"  end\n"							\
-	"  local clear = free > 0\n"					\
-	"  if clear and pos > 0 then\n"				\
-	"    for _, tok in ipairs(redis.call('LRANGE', KEYS[4], 0,"	\
-	" pos - 1)) do\n"						\
-	"      if not redis.call('ZSCORE', KEYS[10], tok) then\n"	\
-	"        clear = false\n"					\
-	"        break\n"						\
-	"      end\n"							\
+#define LUA_SHARED_QUEUE_TURN						\
+	"local function queue_turn(token, free)\n"			\
+	"  if free <= 0 then return false end\n"			\
+	"  local pos = redis.call('ZRANK', KEYS[4], token)\n"		\
+	"  if pos == 0 then return true end\n"			\
+	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, pos - 1))"\
+	" do\n"							\
+	"    if not redis.call('ZSCORE', KEYS[10], tok) then\n"	\
+	"      return false\n"						\
 	"    end\n"							\
 	"  end\n"							\
-	"  if not clear then\n"					\
-	"    redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"    redis.call('PEXPIRE', KEYS[4], lease * 2)\n"		\
-	"    redis.call('PEXPIRE', KEYS[5], lease * 2)\n"		\
-	"    return busy(free > 0)\n"					\
-	"  end\n"							\
-	"  redis.call('LREM', KEYS[4], 1, token)\n"			\
-	"  redis.call('ZREM', KEYS[5], token)\n"			\
-	"  rd_wake_queue()\n"						\
-	"  return nil\n"						\
-	"end\n"
+	"  return true\n"						\
+	"end\n"							\
+	"local function queue_admitted() rd_wake_queue() end\n"
 
 static const char lua_shared_acquire[] =
 	LUA_CLASH
@@ -282,7 +264,8 @@ static const char lua_shared_acquire[] =
 	LUA_SHARED_MODE
 	LUA_WAKE(9)
 	LUA_SHARED_WAKE(9)
-	LUA_SHARED_FAIR_QUEUE
+	LUA_SHARED_QUEUE_TURN
+	LUA_QUEUE
 	LUA_ACQUIRE_BODY;
 
 static const char lua_shared_release[] =

@@ -32,6 +32,7 @@ struct script {
 	    token_arg }
 
 SCRIPT(LEAVE, lua_leave, 1);
+SCRIPT(DONE, lua_done, 0);
 SCRIPT(MUTEX_ACQUIRE, lua_mutex_acquire, 1);
 SCRIPT(MUTEX_RELEASE, lua_mutex_release, 1);
 SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
@@ -55,19 +56,19 @@ SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
 	&script_MUTEX_STATUS, &script_MUTEX_RAISE_FENCE, &script_LEAVE,
-	&script_MUTEX_FORCE
+	&script_MUTEX_FORCE, &script_DONE
 };
 const struct lock_scripts scripts_semaphore = {
 	&script_SEMAPHORE_ACQUIRE, &script_SEMAPHORE_RELEASE,
 	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
 	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE,
-	&script_SEMAPHORE_FORCE
+	&script_SEMAPHORE_FORCE, &script_DONE
 };
 /* status is the mutex's: it shows either kind, as status takes no -s. */
 const struct lock_scripts scripts_shared = {
 	&script_SHARED_ACQUIRE, &script_SHARED_RELEASE, &script_SHARED_EXTEND,
 	&script_MUTEX_STATUS, &script_SHARED_RAISE_FENCE, &script_LEAVE,
-	&script_MUTEX_FORCE
+	&script_MUTEX_FORCE, &script_DONE
 };
 
 /*

@@ -17,6 +17,8 @@ static void	status_print_line(const char *, const char *);
 static void	status_print_servers(const struct lock_state *, int);
 static void	status_print_holder_brief(const struct lock_holder *);
 static const char *status_print_mode(int64_t, const struct lock_state *);
+static const char *status_print_queue(const struct lock_state *);
+static int	 status_print_queued(const struct lock_state *);
 static void	status_print_holders_json(const struct lock_state *);
 
 /* Another holder's token would let anyone release its lock: show a
@@ -162,6 +164,20 @@ status_print_mode(int64_t limit, const struct lock_state *st)
 	return (limit != 0 ? "semaphore" : "exclusive");
 }
 
+/* The queue's mode, as the servers keep it: "any" when none was seen. */
+static const char *
+status_print_queue(const struct lock_state *st)
+{
+	return (st->queue[0] != '\0' ? st->queue : "any");
+}
+
+/* Whether waiters queue (fifo or latest), which text shows. */
+static int
+status_print_queued(const struct lock_state *st)
+{
+	return (strcmp(status_print_queue(st), "any") != 0);
+}
+
 /* Every holder's fields, as a JSON "holders" array. */
 static void
 status_print_holders_json(const struct lock_state *st)
@@ -194,8 +210,9 @@ status_print_json(const char *key, int64_t limit, const struct lock_state *st)
 
 	(void)fputs("{\"key\":", stdout);
 	json_string(key);
-	(void)printf(",\"held\":%s,\"mode\":\"%s\",\"waiting\":%zu",
-	    n > 0 ? "true" : "false", mode, st->waiting);
+	(void)printf(",\"held\":%s,\"mode\":\"%s\",\"queue\":\"%s\","
+	    "\"waiting\":%zu", n > 0 ? "true" : "false", mode,
+	    status_print_queue(st), st->waiting);
 	if (limit > 0)
 		(void)printf(",\"limit\":%lld", (long long)limit);
 	if (n > 0 && strcmp(mode, "exclusive") == 0) {
@@ -241,10 +258,14 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 	if (st->unlisted > 0)
 		(void)printf("\n(%zu more holders not listed)\n",
 		    st->unlisted);
-	/* Only when some wait: most locks have nobody queued. */
-	if (st->waiting > 0)
-		(void)printf("%swaiting: %zu\n", is_many ? "\n" : "",
-		    st->waiting);
+	/* Only when some wait or a queue is used: most locks have none. */
+	if (st->waiting > 0 || status_print_queued(st)) {
+		if (is_many)
+			(void)puts("");
+		if (status_print_queued(st))
+			status_print_line("queue", st->queue);
+		(void)printf("waiting: %zu\n", st->waiting);
+	}
 	if (st->nviews > 1)
 		status_print_servers(st, 0);
 }
@@ -278,8 +299,9 @@ status_print_holder_brief(const struct lock_holder *h)
 
 /*
  * The lock key in one line, for list: KEY, the mode (a semaphore's holders
- * out of its limit), each holder, the waiters, and a mark where the
- * servers of a quorum disagree.
+ * out of its limit), each holder, the queue's mode (--queue fifo or
+ * latest), the waiters, and a mark where the servers of a quorum
+ * disagree.
  */
 void
 status_print_entry(const char *key, int64_t limit, const struct lock_state *st)
@@ -298,6 +320,8 @@ status_print_entry(const char *key, int64_t limit, const struct lock_state *st)
 	}
 	if (st->unlisted > 0)
 		(void)printf(", %zu more", st->unlisted);
+	if (status_print_queued(st))
+		(void)printf(" queue %s", st->queue);
 	(void)printf(" waiting %zu%s\n", st->waiting, st->disagree ?
 	    " (servers disagree)" : "");
 }

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <poll.h>
 #include <signal.h>
 
 /* What redlock-cli asks the guardian to do. */
@@ -106,6 +107,11 @@ struct supervisor {
 	int				 code_sig;	/* killed by, or 0 */
 	int64_t				 kill_at_ns;
 	int64_t				 held_until_ns;	/* lost, or released */
+	int				 is_cancelled;	/* --cancel-running */
+	int64_t				 cancel_kill_ns;
+	int				 sig_fd;	/* signalfd, or -1 */
+	struct pollfd			*pfd;		/* it, and listening's */
+	size_t				 npfd;
 	int				 is_blocked;
 	sigset_t			 wait_set;	/* sigtimedwait()'s */
 	sigset_t			 before_mask;	/* supervise_run's */
@@ -126,6 +132,12 @@ pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *,
 	      struct supervise_msg *);
 int	  supervise_guard_send(int, int, int);
 int	  supervise_guard_recv(int, struct supervise_msg *);
+
+/* supervise-listen.c */
+void	  supervise_listen_open(struct supervisor *);
+void	  supervise_listen_close(struct supervisor *);
+int	  supervise_listen_wait(struct supervisor *, int64_t);
+void	  supervise_cancel_due(struct supervisor *, int64_t);
 
 /* supervise-proc.c */
 int	  supervise_proc_signal_descendants(pid_t, int, pid_t);

@@ -126,14 +126,18 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		supervise_unblock(&s);
 		return (EXIT_UNAVAILABLE);
 	}
+	supervise_listen_open(&s);
 	supervise_hold(&s);
 	supervise_drain(&s);
+	supervise_listen_close(&s);
 	supervise_release(&s);
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
 	supervise_audit(&s);
 	if (s.is_lost)
 		return (o->lost_exit_code);
+	if (s.is_cancelled)
+		return (o->cancelled_exit_code);
 	return (s.code);
 }
 
@@ -149,6 +153,7 @@ supervise_init(struct supervisor *s, struct lock *l,
 	s->opts = o;
 	s->tty_fd = -1;
 	s->guard_fd = -1;
+	s->sig_fd = -1;
 	s->may_have_changed = 1;
 	/* Lose the lock a quarter TTL before it ends: time to stop. */
 	s->margin_ns = lock_margin_ns(lock_ttl_ms(s->lock));
@@ -318,6 +323,7 @@ supervise_deadlines(struct supervisor *s, int64_t now)
 	struct lock *l = s->lock;
 
 	supervise_lose_due(s, now);
+	supervise_cancel_due(s, now);
 	if (s->is_lost || now < s->next_renew_ns)
 		return (0);
 	/*
@@ -377,7 +383,7 @@ supervise_wait(struct supervisor *s, int64_t now)
 	struct lock	*l = s->lock;
 	struct timespec	 ts;
 	siginfo_t	 info;
-	int64_t		 wake;
+	int64_t		 wake = 0;
 	int		 sig, have_deadline = 1;
 
 	if (!s->is_lost) {
@@ -388,12 +394,17 @@ supervise_wait(struct supervisor *s, int64_t now)
 		wake = s->kill_at_ns;
 	else
 		have_deadline = 0;	/* only the job's end */
-	if (have_deadline) {
+	if (s->is_cancelled && !s->is_killed && s->cancel_kill_ns < wake)
+		wake = s->cancel_kill_ns;
+	if (s->sig_fd != -1)
+		sig = supervise_listen_wait(s, have_deadline ? wake : -1);
+	else {
 		wake = wake > now ? wake - now : 0;
 		ts.tv_sec = wake / 1000000000;
 		ts.tv_nsec = wake % 1000000000;
+		sig = sigtimedwait(&s->wait_set, &info, have_deadline ? &ts :
+		    NULL);
 	}
-	sig = sigtimedwait(&s->wait_set, &info, have_deadline ? &ts : NULL);
 	if (sig == -1)
 		return;		/* EAGAIN: a deadline; EINTR */
 	if (sig == SIGCHLD) {
@@ -477,6 +488,11 @@ supervise_release(struct supervisor *s)
 		return;		/* someone else's lock now: hands off */
 	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
 		return;		/* expired: nothing of ours is left */
+	/* Recorded while the lock is ours: no older order gets in first. */
+	if (s->opts->record_order >= 0 && !s->is_lost && !s->is_cancelled &&
+	    s->code == 0 && s->code_sig == 0 &&
+	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
+		log_warnx("%s", lock_error(s->lock));
 	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
 	rest_ms = s->opts->min_hold_ms - held_ms;
 	if (!s->is_lost && rest_ms > 0) {

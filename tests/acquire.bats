@@ -322,7 +322,9 @@ script_calls() {
 	run -0 redlock-cli acquire k --json
 	[ "$(rcli main HGET '{k}:meta' token)" = "$(json_field token | tr -d '"')" ]
 	(($(rcli main HGET '{k}:meta' fence) > first_fence))
-	[ "$(rcli main HLEN '{k}:meta')" = 7 ]
+	# token fence host pid command since ttl, and listens (queues.bats)
+	[ "$(rcli main HLEN '{k}:meta')" = 8 ]
+	[ "$(rcli main HGET '{k}:meta' listens)" = 0 ]
 }
 
 @test "companion keys of a key with a hash tag use that tag" {

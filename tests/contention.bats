@@ -49,8 +49,8 @@ all_calls() {
 	    awk '$1 != "info" && $1 != "config" { n += $2 } END { print n + 0 }'
 }
 
-queue_len_is() { [ "$(rcli main LLEN '{k}:queue')" = "$1" ]; }
-queue_has() { rcli main LRANGE '{k}:queue' 0 -1 | grep -qxF -- "$1"; }
+queue_len_is() { [ "$(rcli main ZCARD '{k}:queue')" = "$1" ]; }
+queue_has() { rcli main ZRANGE '{k}:queue' 0 -1 | grep -qxF -- "$1"; }
 # (A bare "! cmd" never fails a bats test: these are functions instead.)
 queue_lacks() { ! queue_has "$1"; }
 server_time_past() { [ "$(server_ms)" -gt "$1" ]; }

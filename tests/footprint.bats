@@ -59,7 +59,7 @@ teardown() { stop_bg_jobs; }
 	local k
 	run -0 redlock-cli acquire k -t 5s
 	start_bg w acquire k --fair -w 3s
-	wait_until test "$(rcli fp ZCARD '{k}:leases')" = 1
+	wait_until zcard_is fp '{k}:leases' 1
 	run -0 redlock-cli acquire s --limit 2 -t 5s
 	run -0 redlock-cli acquire s --limit 2 -t 5s
 	for k in $(rcli fp KEYS '*'); do

@@ -56,7 +56,7 @@ teardown() { stop_bg_jobs; }
 @test "release --force keeps the waiters and wakes one at once" {
 	run -0 redlock-cli acquire k -t 30s
 	start_bg waiter acquire k --fair -w 20s
-	wait_until test "$(rcli main ZCARD '{k}:leases')" = 1
+	wait_until zcard_is main '{k}:leases' 1
 	SECONDS=0
 	run -0 redlock-cli release k --force
 	wait_bg "$BG_PID"

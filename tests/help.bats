@@ -40,7 +40,8 @@ expected_help() {
 	acquire)
 		cat <<'EOF'
 usage: redlock-cli acquire KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK]
-                           [-s | -x] [--limit N] [--fair] [--json]
+                           [-s | -x] [--limit N] [--fair] [--queue MODE]
+                           [--order N] [--cancel-running[=GRACE]] [--json]
 
 take the lock and print its token; wait for it unless -n or -w
 
@@ -53,7 +54,13 @@ EOF
   -s, --shared            a shared hold: any number at once, none with -x
   -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
-      --fair              waiters take the lock in order of arrival
+      --fair              the same as --queue fifo
+      --queue MODE        how waiters queue: any, fifo (by arrival) or latest
+                          (default: any)
+      --order N           rank waiters by N, not by arrival (e.g. a pipeline id)
+      --cancel-running[=GRACE]
+                          stop the running holder, SIGKILL after GRACE
+                          (default: 10s)
 EOF
 		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
 	release)
@@ -84,8 +91,11 @@ EOF
 	run)
 		cat <<'EOF'
 usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x]
-                       [--limit N] [--fair] [--renew DUR] [--lost-signal SIG]
-                       [--kill-after DUR] [--lost-exit-code N]
+                       [--limit N] [--fair] [--renew DUR] [--queue MODE]
+                       [--order N] [--skip-outdated] [--cancel-running[=GRACE]]
+                       [--lost-signal SIG] [--kill-after DUR]
+                       [--lost-exit-code N] [--superseded-exit-code N]
+                       [--outdated-exit-code N] [--cancelled-exit-code N]
                        [--release-on-exit] [--jitter DUR] [--min-hold DUR]
                        (-- CMD [ARG...] | -c 'SHELL COMMAND')
 
@@ -108,8 +118,24 @@ EOF
   -s, --shared            a shared hold: any number at once, none with -x
   -x, --exclusive         an exclusive hold (the default): no other holder
       --limit N           KEY is a semaphore of N slots, not a lock
-      --fair              waiters take the lock in order of arrival
+      --fair              the same as --queue fifo
       --release-on-exit   release when CMD exits, not when all it started have
+      --queue MODE        how waiters queue: any, fifo (by arrival) or latest
+                          (default: any)
+      --order N           rank waiters by N, not by arrival (e.g. a pipeline id)
+      --skip-outdated     exit 81 if an order >= N already ran (needs --order)
+      --cancel-running[=GRACE]
+                          stop the running holder, SIGKILL after GRACE
+                          (default: 10s)
+      --superseded-exit-code N
+                          exit status when a newer waiter came first
+                          (default: 80)
+      --outdated-exit-code N
+                          exit status when a newer order already ran
+                          (default: 81)
+      --cancelled-exit-code N
+                          exit status when a newer run cancelled CMD
+                          (default: 82)
 EOF
 		help_end 'redlock-cli run nightly-backup -t 5m -n -- /usr/local/bin/backup' ;;
 	status)
@@ -248,7 +274,8 @@ VERBS="acquire release extend run status help"
 		    _redlock_cli_verb_opts "$verb"); do
 			# --timeout is the other spelling of --wait.
 			[ "$opt" = --timeout ] && continue
-			redlock-cli help "$verb" | grep -qE -- "(^| )$opt( |,|\$)" ||
+			# An optional argument reads --opt[=ARG].
+			redlock-cli help "$verb" | grep -qE -- "(^| )$opt( |,|\[|\$)" ||
 			    missing+=" $verb:$opt"
 		done
 	done

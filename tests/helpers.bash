@@ -197,6 +197,17 @@ pidfile_stop() {
 
 # redis_stop NAME: kill the PID from our own pidfile and wait for it.
 redis_stop() { pidfile_stop "$BATS_FILE_TMPDIR/redis-$1"; }
+# The same for each NAME given.
+redis_start_each() { local s; for s in "$@"; do redis_start "$s"; done; }
+redis_stop_each() { local s; for s in "$@"; do redis_stop "$s"; done; }
+# Each NAME's server running (a test may have stopped it) and empty.
+redis_ready_each() {
+	local s
+	for s in "$@"; do
+		[ -e "$BATS_FILE_TMPDIR/redis-$s/pid" ] || redis_start "$s"
+		redis_flush "$s"
+	done
+}
 
 # rcli NAME ARGS...: redis-cli against one of our servers.
 rcli() {
@@ -219,6 +230,8 @@ wait_until() {
 
 # key_exists NAME KEY
 key_exists() { [ "$(rcli "$1" EXISTS "$2")" = 1 ]; }
+# zcard_is SERVER KEY N: the sorted set KEY has N members (read each try).
+zcard_is() { [ "$(rcli "$1" ZCARD "$2")" = "$3" ]; }
 
 # assert_stderr_line TEXT: $stderr (from run --separate-stderr) has
 # exactly this line (bats-assert 2.1 in Debian has no assert_stderr).

@@ -71,7 +71,7 @@ qurl() { echo "unix://$(redis_sock "$1")"; }
 @test "list shows fair waiters, and a free name, a companion key or another program's key is not a lock" {
 	run -0 redlock-cli acquire k -t 20s
 	start_bg waiter acquire k --fair -w 20s
-	wait_until test "$(rcli main ZCARD '{k}:leases')" = 1
+	wait_until zcard_is main '{k}:leases' 1
 	local tok
 	tok=$(redlock-cli acquire gone)
 	run -0 redlock-cli release gone --token "$tok"

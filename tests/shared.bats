@@ -46,7 +46,7 @@ zcard() { rcli "$1" ZCARD "$2"; }
 waiting_readers() { [ "$(zcard main '{k}:rwait')" -ge "$1" ]; }
 waiting_writers() { [ "$(zcard main '{k}:writers')" -ge "$1" ]; }
 readers() { [ "$(zcard main '{k}:readers')" = "$1" ]; }
-queued() { [ "$(rcli main LLEN '{k}:queue')" -ge "$1" ]; }
+queued() { [ "$(rcli main ZCARD '{k}:queue')" -ge "$1" ]; }
 
 # token_of OUTPUT: the token of acquire --json's output.
 token_of() {
@@ -93,6 +93,17 @@ token_of() {
 	run --separate-stderr redlock-cli run k --limit 2 --shared -- true
 	assert_failure 64
 	[ "$stderr" = "redlock-cli: run: --shared and --limit cannot be used together" ]
+}
+
+@test "--shared with --queue latest (or --cancel-running) is a usage error" {
+	run --separate-stderr redlock-cli acquire k -s --queue latest
+	assert_failure 64
+	[ -z "$output" ]
+	[ "$stderr" = "redlock-cli: acquire: --shared and --queue latest cannot be used together" ]
+	run --separate-stderr redlock-cli run k --queue latest --cancel-running -s -- true
+	assert_failure 64
+	[ "$stderr" = "redlock-cli: run: --shared and --queue latest cannot be used together" ]
+	refute_key main k
 }
 
 @test "release and extend find the mode from the token, without -s" {
@@ -261,10 +272,10 @@ token_of() {
 	run -0 redlock-cli release k --token "$s"
 }
 
-@test "--fair: strict arrival order, consecutive readers admitted together" {
+@test "--queue fifo (--fair): strict arrival order, consecutive readers admitted together" {
 	skip_if_slow
 	x=$(redlock-cli acquire k -t 30s)
-	start_bg s1 run k -s --fair -w 20s -- sh -c "$(stamp "$D/s1.start"); sleep 0.5; $(stamp "$D/s1.end")"
+	start_bg s1 run k -s --queue fifo -w 20s -- sh -c "$(stamp "$D/s1.start"); sleep 0.5; $(stamp "$D/s1.end")"
 	wait_until queued 1
 	start_bg s2 run k -s --fair -w 20s -- sh -c "$(stamp "$D/s2.start"); sleep 0.5; $(stamp "$D/s2.end")"
 	wait_until queued 2

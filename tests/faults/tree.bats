@@ -161,7 +161,7 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	run -0 redlock-cli status k
 	run --separate-stderr redlock-cli run k -n -- true
 	assert_failure 1
-	assert_stderr_line "redlock-cli: lock 'k' is held by another owner"
+	assert_busy_line k
 	key_present tree k
 	kill -TERM "$(cat "$D/pids")"
 	wait_bg "$BG_PID"

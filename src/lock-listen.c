@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A holder's listening for a cancel (--cancel-running) between its
+ * renewals.  A run of --queue latest blocks, between renewals, in BZPOPMIN
+ * on a key of its own ({K}:cancel:TOKEN), on connections of its own, so
+ * that renewals and the release never wait behind it.  The timeout is the
+ * time left until the next renewal, so an idle hold costs its renewals and
+ * one blocking call between each two of them; a cancel (LUA_QUEUE's
+ * queue_cancel) reaches it at once.  Nothing here waits: the supervisor
+ * polls these connections with its signals (supervise-listen.c).
+ */
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "lock-impl.h"
+
+/* Below this, a blocking call would not return before the renewal. */
+#define LOCK_LISTEN_MIN_MS	100
+/* After a failed listen, the next try waits this long. */
+#define LOCK_LISTEN_RETRY_MS	1000
+
+/* A holder's listening, one connection per server. */
+struct lock_listen {
+	struct conn	**conns;
+	int		 *in_flight;
+	size_t		 *polled;	/* the conn of each pollfd given */
+	size_t		  npolled;
+	char		 *key;		/* {K}:cancel:TOKEN */
+	char		  timeout[32];
+	const char	 *argv[3];
+	size_t		  lens[3];
+	int		  is_off;	/* the servers cannot block */
+	int64_t		  retry_ns;	/* not before, after a failure */
+};
+
+static int	 lock_listen_heard(struct lock *, const redisReply *);
+static int	 lock_listen_take(struct lock *, size_t);
+
+/*
+ * Block for a cancel until until_ns (the next renewal) on every server
+ * where no such call is in flight already.
+ */
+void
+lock_listen_start(struct lock *l, int64_t until_ns)
+{
+	struct lock_listen	*ls = l->listen;
+	int64_t			 now = clock_mono_ns(), ms;
+	size_t			 i, len;
+
+	if (ls == NULL) {
+		ls = l->listen = xcalloc(1, sizeof(*ls));
+		ls->conns = xcalloc(l->nconns, sizeof(*ls->conns));
+		ls->in_flight = xcalloc(l->nconns, sizeof(*ls->in_flight));
+		ls->polled = xcalloc(l->nconns, sizeof(*ls->polled));
+		ls->key = xasprintf("%s%s", l->cancel_prefix, l->token);
+		len = strlen(ls->key);
+		ls->argv[0] = "BZPOPMIN";
+		ls->lens[0] = 8;
+		ls->argv[1] = ls->key;
+		ls->lens[1] = len;
+		ls->argv[2] = ls->timeout;
+	}
+	ms = (until_ns - now) / 1000000;
+	if (ls->is_off || now < ls->retry_ns || ms < LOCK_LISTEN_MIN_MS)
+		return;
+	(void)snprintf(ls->timeout, sizeof(ls->timeout), "%.3f",
+	    (double)ms / 1000.0);
+	ls->lens[2] = strlen(ls->timeout);
+	for (i = 0; i < l->nconns; i++) {
+		if (ls->in_flight[i])
+			continue;
+		if (ls->conns[i] == NULL)
+			ls->conns[i] = conn_new(&l->opts->urls[i], &l->conf);
+		/* The key ends with the token: -v -v cuts it. */
+		conn_set_secret(ls->conns[i], 1, strlen(l->cancel_prefix));
+		conn_start(ls->conns[i], 3, ls->argv, ls->lens,
+		    clock_ms_to_ns(ms), 0);
+		ls->in_flight[i] = 1;
+	}
+}
+
+/* What to poll for: up to max descriptors in pfd; *wait_ns lowered. */
+size_t
+lock_listen_poll(struct lock *l, struct pollfd *pfd, size_t max,
+    int64_t *wait_ns)
+{
+	struct lock_listen	*ls = l->listen;
+	size_t			 i;
+
+	if (ls == NULL)
+		return (0);
+	ls->npolled = 0;
+	for (i = 0; i < l->nconns && ls->npolled < max; i++)
+		if (ls->in_flight[i] && conn_pending(ls->conns[i],
+		    &pfd[ls->npolled], wait_ns))
+			ls->polled[ls->npolled++] = i;
+	return (ls->npolled);
+}
+
+/*
+ * What poll() saw on the descriptors of lock_listen_poll(): 1 when a
+ * cancel came (the failure says from whom), else 0.
+ */
+int
+lock_listen_events(struct lock *l, const struct pollfd *pfd, size_t n)
+{
+	struct lock_listen	*ls = l->listen;
+	struct pollfd		 scratch;
+	int64_t			 wait_ns = -1;
+	size_t			 i;
+	int			 heard = 0;
+
+	if (ls == NULL)
+		return (0);
+	for (i = 0; i < n && i < ls->npolled; i++)
+		conn_advance(ls->conns[ls->polled[i]], pfd[i].revents);
+	for (i = 0; i < l->nconns; i++) {
+		if (!ls->in_flight[i] || conn_pending(ls->conns[i], &scratch,
+		    &wait_ns))
+			continue;
+		heard |= lock_listen_take(l, i);
+	}
+	return (heard);
+}
+
+/* One listening call is over: 1 if its answer is a cancel. */
+static int
+lock_listen_take(struct lock *l, size_t i)
+{
+	struct lock_listen	*ls = l->listen;
+	redisReply		*r;
+	int			 result, heard = 0;
+
+	ls->in_flight[i] = 0;
+	result = conn_take(ls->conns[i], &r);
+	if (result == CONN_OK)
+		heard = lock_listen_heard(l, r);
+	else if (result == CONN_SERVER_ERROR) {
+		/* Redis before 6.0 takes whole seconds: renewals only. */
+		log_debug("%s; not listening for cancels",
+		    conn_error(ls->conns[i]));
+		ls->is_off = 1;
+	} else {
+		log_debug("%s", conn_error(ls->conns[i]));
+		ls->retry_ns = clock_mono_ns() +
+		    clock_ms_to_ns(LOCK_LISTEN_RETRY_MS);
+	}
+	if (r != NULL)
+		freeReplyObject(r);
+	return (heard);
+}
+
+/*
+ * A note "cancelled GRACE PID HOST" in r ({key, member, score}): the
+ * failure EXIT_CANCELLED, and the grace it asks for.  1 if so.
+ */
+static int
+lock_listen_heard(struct lock *l, const redisReply *r)
+{
+	const redisReply	*m;
+	const char		*p, *pid, *host, *end;
+	char			 h[256], pd[32];
+	long long		 grace;
+
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[1]->type != REDIS_REPLY_STRING)
+		return (0);
+	m = r->element[1];
+	end = m->str + m->len;
+	if (m->len < 10 || memcmp(m->str, "cancelled ", 10) != 0)
+		return (0);
+	grace = strtoll(m->str + 10, (char **)&p, 10);
+	if (p >= end || *p != ' ' || grace < 0)
+		return (0);
+	pid = p + 1;
+	if ((p = memchr(pid, ' ', (size_t)(end - pid))) == NULL)
+		return (0);
+	host = p + 1;
+	log_sanitize(h, sizeof(h), host, (size_t)(end - host));
+	log_sanitize(pd, sizeof(pd), pid, (size_t)(p - pid));
+	lock_failed(l, EXIT_CANCELLED, "lock '%s': cancelled by a newer run "
+	    "on %s (pid %s)", l->spec.key, h, pd);
+	l->cancel_grace_ms = grace;
+	return (1);
+}
+
+/* No more listening: what is in flight is dropped with its connection. */
+void
+lock_listen_stop(struct lock *l)
+{
+	size_t i;
+
+	if (l->listen == NULL)
+		return;
+	for (i = 0; i < l->nconns; i++) {
+		conn_free(l->listen->conns[i]);
+		l->listen->conns[i] = NULL;
+		l->listen->in_flight[i] = 0;
+	}
+	l->listen->is_off = 1;
+}
+
+int64_t
+lock_cancel_grace_ms(const struct lock *l)
+{
+	return (l->cancel_grace_ms);
+}
+
+/* The listening's connections and state, with the lock. */
+void
+lock_listen_free(struct lock *l)
+{
+	lock_listen_stop(l);
+	if (l->listen == NULL)
+		return;
+	free(l->listen->conns);
+	free(l->listen->in_flight);
+	free(l->listen->polled);
+	free(l->listen->key);
+	free(l->listen);
+	l->listen = NULL;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's wait while it holds the lock of a run of --queue
+ * latest: the signals it collects (supervise.c) and, between renewals, a
+ * newer run's cancel (--cancel-running; the calls are lock-queue.c's).
+ * One poll() waits for both: the signals, still blocked, are read from a
+ * signalfd, as sigtimedwait() would take them, so that a cancel is heard
+ * at once and a signal or the command's end as promptly as before.
+ *
+ * A cancel is not a lost lock: the lock is still ours and stays renewed
+ * while the command stops.  It gets --lost-signal at once and SIGKILL
+ * after the grace the canceller asked for; then the lock is released as
+ * at any end, and run exits with --cancelled-exit-code.
+ */
+
+#include <sys/signalfd.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redlock.h"
+#include "supervise-impl.h"
+
+static void	 supervise_cancel(struct supervisor *);
+
+/* Listen if asked to, on a signalfd of what sigtimedwait() waited for. */
+void
+supervise_listen_open(struct supervisor *s)
+{
+	s->sig_fd = -1;
+	if (!s->opts->listens)
+		return;
+	s->sig_fd = signalfd(-1, &s->wait_set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sig_fd == -1) {
+		/* Signals still work as before; only cancels wait. */
+		log_info("signalfd: %s: not listening for cancels",
+		    strerror(errno));
+		return;
+	}
+	s->npfd = 1 + lock_nservers(s->lock);
+	s->pfd = xcalloc(s->npfd, sizeof(*s->pfd));
+}
+
+void
+supervise_listen_close(struct supervisor *s)
+{
+	lock_listen_stop(s->lock);
+	if (s->sig_fd != -1)
+		(void)close(s->sig_fd);
+	s->sig_fd = -1;
+	free(s->pfd);
+	s->pfd = NULL;
+}
+
+/*
+ * Wait until wake_ns (-1: no deadline) for a signal, or a cancel while
+ * the lock is ours and not lost.  Returns the signal, or -1 as
+ * sigtimedwait() does when none came.
+ */
+int
+supervise_listen_wait(struct supervisor *s, int64_t wake_ns)
+{
+	struct signalfd_siginfo	 si;
+	int64_t			 now = clock_mono_ns(), wait_ns;
+	size_t			 n = 1;
+	int			 is_listening;
+
+	is_listening = !s->is_lost && !s->is_cancelled;
+	if (is_listening)
+		lock_listen_start(s->lock, s->next_renew_ns);
+	wait_ns = wake_ns == -1 ? -1 : wake_ns > now ? wake_ns - now : 0;
+	s->pfd[0].fd = s->sig_fd;
+	s->pfd[0].events = POLLIN;
+	s->pfd[0].revents = 0;
+	if (is_listening)
+		n += lock_listen_poll(s->lock, s->pfd + 1, s->npfd - 1,
+		    &wait_ns);
+	/* Round up so that we never wake just before a deadline. */
+	if (poll(s->pfd, n, wait_ns == -1 ? -1 :
+	    (int)((wait_ns + 999999) / 1000000)) == -1)
+		return (-1);	/* EINTR */
+	if (is_listening && lock_listen_events(s->lock, s->pfd + 1, n - 1))
+		supervise_cancel(s);
+	if (!(s->pfd[0].revents & POLLIN) ||
+	    read(s->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return (-1);
+	return ((int)si.ssi_signo);
+}
+
+/* A newer run asked us to stop: the command's signal, SIGKILL later. */
+static void
+supervise_cancel(struct supervisor *s)
+{
+	s->is_cancelled = 1;
+	log_warnx("%s", lock_error(s->lock));
+	lock_listen_stop(s->lock);
+	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
+	s->cancel_kill_ns = clock_mono_ns() +
+	    clock_ms_to_ns(lock_cancel_grace_ms(s->lock));
+}
+
+/* The grace of a cancel is over: kill what is left of the job. */
+void
+supervise_cancel_due(struct supervisor *s, int64_t now)
+{
+	if (!s->is_cancelled || s->is_killed || now < s->cancel_kill_ns)
+		return;
+	log_info("lock '%s': the cancelled command is still running: "
+	    "killing it", lock_name(s->lock));
+	supervise_tell(s, SUPERVISE_KILL, SIGKILL);
+	s->is_killed = 1;
+}
