@@ -15,6 +15,9 @@
 
 #include "conn-impl.h"
 
+static size_t	 conn_resp_len(int, const size_t *);
+static size_t	 conn_digits(size_t);
+static char	*conn_resp_header(char *, char, size_t);
 static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
 static void	 conn_log_secret(const struct conn *, char *, size_t,
@@ -43,17 +46,67 @@ static int	 conn_poll_set(struct conn *, struct pollfd *, int64_t,
 static void
 conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
 {
-	char		*cmd = NULL;
-	long long	 n;
+	size_t	 n = conn_resp_len(argc, lens);
+	char	*p;
+	int	 i;
 
-	/* Returns int in hiredis 0.14 and long long in 1.x. */
-	n = redisFormatCommandArgv(&cmd, argc, argv, lens);
-	if (n < 0 || cmd == NULL)
-		fatalx(EXIT_UNAVAILABLE, "out of memory");
-	c->out = xreallocarray(c->out, c->out_len + (size_t)n, 1);
-	memcpy(c->out + c->out_len, cmd, (size_t)n);
-	c->out_len += (size_t)n;
-	redisFreeCommand(cmd);
+	c->out = xreallocarray(c->out, c->out_len + n, 1);
+	p = c->out + c->out_len;
+	p = conn_resp_header(p, '*', (size_t)argc);
+	for (i = 0; i < argc; i++) {
+		p = conn_resp_header(p, '$', lens[i]);
+		memcpy(p, argv[i], lens[i]);
+		p += lens[i];
+		*p++ = '\r';
+		*p++ = '\n';
+	}
+	c->out_len += n;
+}
+
+/*
+ * The bytes of a command in RESP, an array of bulk strings: "*ARGC\r\n",
+ * then "$LEN\r\nARG\r\n" for each.  Written here rather than by hiredis's
+ * redisFormatCommandArgv, whose sprintf for every header was a tenth of an
+ * acquire's instructions, the lock's keys and arguments being many.
+ */
+static size_t
+conn_resp_len(int argc, const size_t *lens)
+{
+	size_t	n = 1 + conn_digits((size_t)argc) + 2;
+	int	i;
+
+	for (i = 0; i < argc; i++)
+		n += 1 + conn_digits(lens[i]) + 2 + lens[i] + 2;
+	return (n);
+}
+
+static size_t
+conn_digits(size_t v)
+{
+	size_t n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return (n);
+}
+
+/* "<kind><v>\r\n" at p; returns the end. */
+static char *
+conn_resp_header(char *p, char kind, size_t v)
+{
+	size_t	n = conn_digits(v), i;
+
+	*p++ = kind;
+	for (i = n; i > 0; i--) {
+		p[i - 1] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	p += n;
+	*p++ = '\r';
+	*p++ = '\n';
+	return (p);
 }
 
 /* A secret argument, for -v -v: its public start, then the secret cut. */

@@ -5,10 +5,11 @@
  * A conn is one Redis server reached by TCP or a unix socket.  It is opened
  * lazily by the first command, non-blocking, with a deadline; AUTH and
  * SELECT are pipelined in front of that first command so that a fresh
- * connection costs one round trip, not three.  Commands are formatted by
- * hiredis's redisFormatCommandArgv (binary-safe argv, never a format string
- * built from user input) and replies parsed by its redisReader; hiredis's
- * redisContext is not used, so the transport (and TLS under it) stays ours.
+ * connection costs one round trip, not three.  Commands are written as
+ * RESP arrays of bulk strings from an argv (binary-safe, never a format
+ * string built from user input: conn_append) and replies parsed by
+ * hiredis's redisReader; hiredis's redisContext is not used, so the
+ * transport (and TLS under it) stays ours.
  *
  * conn_command_many() sends one command to several servers and waits for
  * all of them in one poll() loop, so N servers cost one round trip, not N.

@@ -133,7 +133,7 @@ status_mode(const redisReply *r)
  * Parse one snapshot of a lock, the n elements {holders, metadata, count,
  * limit, waiting, mode, queue mode} of a reply, into v (lock_state_free() or
  * lock_holders_free() frees it); ours: our token, or NULL.  -1 if it has
- * not that shape.
+ * not that shape, -2 if a holder in it has not the shape {token, TTL}.
  */
 int
 lock_view_parse(redisReply *const *el, size_t n, const char *ours,
@@ -157,7 +157,7 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 		if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[1]->type != REDIS_REPLY_INTEGER)
-			return (-1);
+			return (-2);
 	}
 	v->mode = status_mode(el[5]);
 	v->holders = xcalloc(list->elements, sizeof(*v->holders));
@@ -206,6 +206,7 @@ lock_status(struct lock *l, struct lock_state *st)
 	const char		*argv[4];
 	size_t			 i, answered = 0, who_len;
 	char			 listed[32], *who;
+	int			 parsed;
 
 	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
@@ -220,17 +221,19 @@ lock_status(struct lock *l, struct lock_state *st)
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {
 		vs[i].display = conn_display(l->conns[i]);
+		parsed = -1;
 		if (rd.results[i] == CONN_OK &&
 		    rd.replies[i]->type == REDIS_REPLY_ARRAY &&
-		    lock_view_parse(rd.replies[i]->element,
-		    rd.replies[i]->elements, l->token, &vs[i]) == 0) {
+		    (parsed = lock_view_parse(rd.replies[i]->element,
+		    rd.replies[i]->elements, l->token, &vs[i])) == 0) {
 			answered++;
 			continue;
 		}
 		if (rd.results[i] == CONN_OK)
 			(void)lock_unexpected(l, i, "status", rd.replies[i],
-			    "array of holders, metadata, count, limit, "
-			    "waiters and mode");
+			    parsed == -2 ? "token and TTL for each holder" :
+			    "array of holders, metadata, count, limit, waiters, "
+			    "mode and queue");
 		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
 		    conn_error(l->conns[i]));
 	}

@@ -29,6 +29,10 @@
 #define LOCK_FAIR_POLL_MS	1000
 #define LOCK_POLL_MS		50	/* servers without a usable BZPOPMIN */
 
+static int64_t	 lock_wait_time(const struct lock *, int64_t, int64_t, int *);
+static int	 lock_wait_outcome(struct lock *, int, redisReply **, const int *,
+		     int64_t);
+
 /*
  * Block until the holder releases (BZPOPMIN on the wake key), the holder's
  * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
@@ -40,27 +44,11 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	redisReply	**replies;
 	const char	 *argv[3];
 	size_t		  lens[3], i;
-	int		 *results, rc;
+	int		 *results, rc, is_exact;
 	char		  timeout[32], *own = NULL;
-	int64_t		 poll_ms = l->spec.is_fair ? LOCK_FAIR_POLL_MS :
-			     LOCK_FALLBACK_POLL_MS;
-	int64_t		 block_ms, cap_ns, now = clock_mono_ns();
-	int		 is_exact = 0;
+	int64_t		  block_ms, cap_ns, now = clock_mono_ns();
 
-	/* Jitter spreads waiters whose wake-ups fall at the same moment. */
-	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
-	    (uint64_t)(poll_ms / 2 + 1));
-	if (l->busy_ttl_ms > 0 && l->busy_ttl_ms + 1 < block_ms) {
-		block_ms = l->busy_ttl_ms + 1;
-		is_exact = 1;
-	}
-	if (l->cannot_block && block_ms > LOCK_POLL_MS)
-		block_ms = LOCK_POLL_MS;
-	if (deadline_ns > 0 && now + clock_ms_to_ns(block_ms) > deadline_ns) {
-		block_ms = (deadline_ns - now) / 1000000;
-		is_exact = 1;
-	}
-	if (block_ms <= 0)
+	if ((block_ms = lock_wait_time(l, now, deadline_ns, &is_exact)) <= 0)
 		return (0);
 	if (l->cannot_block) {
 		/* While merely waiting, no lock is ours: the signals that
@@ -104,10 +92,58 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
-	rc = -1;
+	rc = lock_wait_outcome(l, own != NULL, replies, results, cap_ns);
+	free(own);
+	free(replies);
+	free(results);
+	return (rc);
+}
+
+/*
+ * How long to block, from now: until the fallback poll (jittered, so that
+ * waiters whose wake-ups fall at the same moment spread), the holder's
+ * expiry or deadline_ns (0: none), whichever comes first; *is_exact when
+ * the moment matters (one of the last two).
+ */
+static int64_t
+lock_wait_time(const struct lock *l, int64_t now, int64_t deadline_ns,
+    int *is_exact)
+{
+	int64_t poll_ms = l->spec.is_fair ? LOCK_FAIR_POLL_MS :
+		    LOCK_FALLBACK_POLL_MS;
+	int64_t block_ms;
+
+	*is_exact = 0;
+	block_ms = poll_ms * 3 / 4 + (int64_t)(token_random_u64() %
+	    (uint64_t)(poll_ms / 2 + 1));
+	if (l->busy_ttl_ms > 0 && l->busy_ttl_ms + 1 < block_ms) {
+		block_ms = l->busy_ttl_ms + 1;
+		*is_exact = 1;
+	}
+	if (l->cannot_block && block_ms > LOCK_POLL_MS)
+		block_ms = LOCK_POLL_MS;
+	if (deadline_ns > 0 && now + clock_ms_to_ns(block_ms) > deadline_ns) {
+		block_ms = (deadline_ns - now) / 1000000;
+		*is_exact = 1;
+	}
+	return (block_ms);
+}
+
+/*
+ * What the wait's replies mean: 0 to attempt again, EXIT_SUPERSEDED when
+ * our own key (has_own) held a newer waiter's note, or the exit code of a
+ * failure.  Frees the replies.
+ */
+static int
+lock_wait_outcome(struct lock *l, int has_own, redisReply **replies,
+    const int *results, int64_t cap_ns)
+{
+	size_t	i;
+	int	rc = -1;
+
 	for (i = 0; i < l->nconns; i++) {
 		/* A note in our own key: a newer waiter superseded us. */
-		if (own != NULL && results[i] == CONN_OK &&
+		if (has_own && results[i] == CONN_OK &&
 		    lock_wake_note(l, replies[i]))
 			rc = EXIT_SUPERSEDED;
 		if (replies[i] != NULL)
@@ -135,9 +171,6 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 		rc = conn_exit_code(results[0]);
 		lock_failed(l, rc, "%s", conn_error(l->conns[0]));
 	}
-	free(own);
-	free(replies);
-	free(results);
 	return (rc);
 }
 

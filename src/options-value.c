@@ -18,6 +18,7 @@ static int	 options_count(const char *, const char *, long long,
 		     long long, int64_t *);
 static int	 options_tls(int, const char *, struct tls_options *);
 static int	 options_queue(int, const char *, struct cmd_args *);
+static int	 options_run(int, const char *, struct cmd_args *);
 
 /*
  * Parse a duration option.  allow_zero: 0 is meaningful (-w 0, --jitter 0).
@@ -190,6 +191,30 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_JSON:
 		a->json = 1;
 		return (0);
+	case OPT_LIMIT:
+		/* How many holders a semaphore admits. */
+		return (options_count("--limit", arg, 1, 1000000, &a->limit));
+	case OPT_SHARED:
+	case OPT_EXCLUSIVE:
+		/* The last one given counts, as with flock's -s and -x. */
+		a->shared = ch == OPT_SHARED;
+		return (0);
+	case OPT_FORCE:
+		a->force = 1;
+		return (0);
+	default:
+		return (options_run(ch, arg, a));
+	}
+}
+
+/* run's own options: what to do with the command and a lost lock. */
+static int
+options_run(int ch, const char *arg, struct cmd_args *a)
+{
+	int64_t	 v = 0;
+	int	 rc;
+
+	switch (ch) {
 	case OPT_RENEW:
 		return (options_duration("--renew", arg, &a->renew_ms, 0));
 	case OPT_LOST_SIGNAL:
@@ -213,19 +238,8 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_SHELL_COMMAND:
 		a->shell_command = arg;
 		return (0);
-	case OPT_LIMIT:
-		/* How many holders a semaphore admits. */
-		return (options_count("--limit", arg, 1, 1000000, &a->limit));
-	case OPT_SHARED:
-	case OPT_EXCLUSIVE:
-		/* The last one given counts, as with flock's -s and -x. */
-		a->shared = ch == OPT_SHARED;
-		return (0);
 	case OPT_RELEASE_ON_EXIT:
 		a->release_on_exit = 1;
-		return (0);
-	case OPT_FORCE:
-		a->force = 1;
 		return (0);
 	default:
 		return (options_queue(ch, arg, a));

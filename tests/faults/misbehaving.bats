@@ -162,10 +162,10 @@ acquire_case() {
 	    extend k --token t
 	CASE=status
 	bad_start -r $':1\r\n'
-	expect 76 "$S: unexpected reply to status: expected array of holders, metadata and count, got integer" \
+	expect 76 "$S: unexpected reply to status: expected array of holders, metadata, count, limit, waiters, mode and queue, got integer" \
 	    status k
 	CASE='status-holder'
-	bad_start -r $'*3\r\n*1\r\n*2\r\n:1\r\n:1\r\n*0\r\n:1\r\n'
+	bad_start -r $'*7\r\n*1\r\n*2\r\n:1\r\n:1\r\n*0\r\n:1\r\n:0\r\n:0\r\n$9\r\nexclusive\r\n$3\r\nany\r\n'
 	expect 76 "$S: unexpected reply to status: expected token and TTL for each holder, got array" \
 	    status k
 }
