@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Redis Cluster nodes for the tests that need a cluster (cluster.bats,
-# list.bats): each node a cluster-enabled redis-server on a free port,
+# list.bats, shared.bats): each node a cluster-enabled redis-server on a free port,
 # its files in $CD/node-NAME; $NODES names them.
 
 # node_start NAME: a cluster-enabled redis-server on a free port, its
@@ -23,6 +23,25 @@ node_stop() { pidfile_stop "$CD/node-$1"; }
 
 node_port() { cat "$CD/node-$1/port"; }
 ncli() { pcli "$(node_port "$1")" "${@:2}"; }
+
+# cluster_create: start the nodes of $NODES and make them one cluster,
+# its slots spread over them, once every node says it is ok.
+cluster_create() {
+	local n seeds=()
+	for n in $NODES; do
+		node_start "$n" || return 1
+		seeds+=("127.0.0.1:$(node_port "$n")")
+	done
+	redis-cli --cluster create "${seeds[@]}" --cluster-yes \
+	    </dev/null >"$CD/create.log" 2>&1 3>&- || {
+		cat "$CD/create.log" >&2
+		return 1
+	}
+	WAIT_TRIES=400 wait_until cluster_ok || {
+		echo "cluster did not reach cluster_state:ok" >&2
+		return 1
+	}
+}
 
 cluster_ok() {
 	local n

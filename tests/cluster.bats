@@ -16,21 +16,8 @@ NODES="c1 c2 c3"
 KEYS="a b c nightly"
 
 setup_file() {
-	local n seeds=()
 	export CD="$BATS_FILE_TMPDIR"
-	for n in $NODES; do
-		node_start "$n" || return 1
-		seeds+=("127.0.0.1:$(node_port "$n")")
-	done
-	redis-cli --cluster create "${seeds[@]}" --cluster-yes \
-	    </dev/null >"$CD/create.log" 2>&1 3>&- || {
-		cat "$CD/create.log" >&2
-		return 1
-	}
-	WAIT_TRIES=400 wait_until cluster_ok || {
-		echo "cluster did not reach cluster_state:ok" >&2
-		return 1
-	}
+	cluster_create
 }
 
 teardown_file() {

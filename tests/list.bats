@@ -11,21 +11,12 @@ load cluster
 NODES="c1 c2 c3"
 
 setup_file() {
-	local s n seeds=()
+	local s
 	export CD="$BATS_FILE_TMPDIR"
 	for s in q1 q2 q3 main; do
 		redis_start "$s"
 	done
-	for n in $NODES; do
-		node_start "$n" || return 1
-		seeds+=("127.0.0.1:$(node_port "$n")")
-	done
-	redis-cli --cluster create "${seeds[@]}" --cluster-yes \
-	    </dev/null >"$CD/create.log" 2>&1 3>&- || {
-		cat "$CD/create.log" >&2
-		return 1
-	}
-	WAIT_TRIES=400 wait_until cluster_ok
+	cluster_create
 }
 
 teardown_file() {

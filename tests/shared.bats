@@ -7,6 +7,7 @@
 # readers taking turns, writer starved, lost waiter granted.
 
 load helpers
+load cluster
 
 setup_file() {
 	local s
@@ -315,48 +316,26 @@ token_of() {
 	redis_start q3
 }
 
-# --- Cluster ------------------------------------------------------------
+# --- Cluster (tests/cluster.bash) ---------------------------------------
 
-node_launch() {
-	rm -f "$1/nodes.conf"
-	redis-server --port "$2" --bind 127.0.0.1 \
-	    --cluster-enabled yes --cluster-config-file "$1/nodes.conf" \
-	    --save '' --appendonly no --daemonize yes \
-	    --pidfile "$1/pid" --dir "$1" --logfile "$1/log"
-}
-
-cluster_ok() {
-	local p
-	for p in "${PORTS[@]}"; do
-		pcli "$p" CLUSTER INFO 2>/dev/null | tr -d '\r' |
-		    grep -qx 'cluster_state:ok' || return 1
-	done
-}
-
-# cluster_keys: every key on the nodes of PORTS.
+# cluster_keys: every key on the nodes of $NODES.
 cluster_keys() {
-	local p
-	for p in "${PORTS[@]}"; do
-		pcli "$p" KEYS '*' | tr -d '\r' | sed '/^$/d'
+	local n
+	for n in $NODES; do
+		ncli "$n" KEYS '*' | tr -d '\r' | sed '/^$/d'
 	done
 }
 cluster_has() { cluster_keys | grep -qxF "$1"; }
 
 @test "Cluster: every key of a shared lock, readers' and waiters' included, lives in the lock's slot" {
-	local n seeds=()
-	PORTS=()
-	for n in 1 2 3; do
-		mkdir -p "$D/n$n"
-		NODE_DIRS+=("$D/n$n")
-		daemon_on_free_port "$D/n$n" node_launch "$D/n$n"
-		PORTS+=("$(cat "$D/n$n/port")")
-		seeds+=("127.0.0.1:${PORTS[-1]}")
+	local n
+	CD=$D NODES="n1 n2 n3"
+	for n in $NODES; do
+		NODE_DIRS+=("$CD/node-$n")
 	done
-	redis-cli --cluster create "${seeds[@]}" --cluster-yes </dev/null \
-	    >"$D/create.log" 2>&1 3>&-
-	WAIT_TRIES=400 wait_until cluster_ok
-	U=(-u "redis+cluster://${seeds[0]}")
-	slot=$(pcli "${PORTS[0]}" CLUSTER KEYSLOT k | tr -d '\r')
+	cluster_create
+	U=(-u "redis+cluster://127.0.0.1:$(node_port n1)")
+	slot=$(ncli n1 CLUSTER KEYSLOT k | tr -d '\r')
 	run -0 redlock-cli "${U[@]}" acquire k -s -t 20s
 	a=$output
 	run -0 redlock-cli "${U[@]}" acquire k -s -t 20s
@@ -370,7 +349,7 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 		grep -qxF "$key" "$D/keys"
 	done
 	while read -r key; do
-		[ "$(pcli "${PORTS[0]}" CLUSTER KEYSLOT "$key" | tr -d '\r')" = "$slot" ]
+		[ "$(ncli n1 CLUSTER KEYSLOT "$key" | tr -d '\r')" = "$slot" ]
 	done <"$D/keys"
 	run -0 redlock-cli "${U[@]}" status k --json
 	[ "$(json_field mode)" = '"shared"' ]
