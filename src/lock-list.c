@@ -311,7 +311,9 @@ list_merge(struct list_run *lr, struct lock_listing *out)
 	struct list_found	*f;
 	size_t			 i, j, s;
 
-	qsort(lr->found, lr->nfound, sizeof(*lr->found), list_cmp);
+	/* qsort() may not be given NULL, even for no element. */
+	if (lr->nfound > 0)
+		qsort(lr->found, lr->nfound, sizeof(*lr->found), list_cmp);
 	for (i = 0; i < lr->nfound; i = j) {
 		out->entries = xreallocarray(out->entries, out->n + 1,
 		    sizeof(*out->entries));
