@@ -68,16 +68,15 @@
 	"end\n"
 
 /*
- * The next fence: one more than the counter.  A counter that does not
- * exist starts from the server's time in ms, and expires LUA_LINGER_MS
- * after the TTL of the take that started it (renewals push that back), so
- * that a name nobody uses leaves nothing behind.  Started again, it is
- * above every fence given before as long as the server's clock has not
- * stepped back by more than the time the counter was gone, and the name
- * was taken less than once a millisecond on average while it lived: the
- * same assumption whenever it expires, so a take does not refresh it, and
- * the clock is asked only when it starts.  Every other take is one INCR.
- * ttl: the lock's, in ms.
+ * The next fence: one more than the counter.  The counter expires
+ * LUA_LINGER_MS after the TTL of the last take (every take and renewal
+ * sets it), so that a name nobody uses leaves nothing behind, also when a
+ * long TTL came before short ones.  A counter that does not exist starts
+ * from the server's time in ms: above every fence given before as long as
+ * the server's clock has not stepped back by more than the time the
+ * counter was gone, and the name was taken less than once a millisecond
+ * on average while it lived.  The clock is asked only then: INCR and
+ * PEXPIRE are every other take's two calls.  ttl: the lock's, in ms.
  */
 #define LUA_NEXT_FENCE							\
 	"local function next_fence(ttl)\n"				\
@@ -85,6 +84,8 @@
 	"  if f == 1 then\n"						\
 	"    f = server_now()\n"					\
 	"    redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
+	"  else\n"							\
+	"    redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
 	"  end\n"							\
 	"  return f\n"							\
 	"end\n"

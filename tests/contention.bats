@@ -196,7 +196,7 @@ EOF
 	key_gone main k
 }
 
-@test "one release wakes one of 20 waiters: at most 3 scripts and 12 server commands per hand-off, 2 BZPOPMINs per waiter" {
+@test "one release wakes one of 20 waiters: at most 3 scripts and 13 server commands per hand-off, 2 BZPOPMINs per waiter" {
 	local i pids=() tok before scripts bzpopmins bad=0 all all_before bz_unseen
 	# The counts hold while no waiter's fallback poll (1.5 s or more)
 	# fires during the hand-offs: not so under valgrind.
@@ -237,15 +237,15 @@ EOF
 	[ "$bzpopmins" -le 40 ]
 	# Server commands per hand-off, counted as INFO commandstats does
 	# (the scripts' own calls included), without the wake-ups of the
-	# BZPOPMINs that blocked before this count began.  A take is 5
-	# (EVALSHA, SET NX PX, INCR of the fence, HSET and PEXPIRE of the
-	# metadata) and a release 6 (EVALSHA, GET, DEL, EXISTS of the queue
-	# and the waiting readers, ZADD and PEXPIRE of the wake key): 11,
-	# where issue 4 had 9 before every key had to expire (issue 17) and
-	# readers could wait (issue 16).  A herd would be hundreds.
+	# BZPOPMINs that blocked before this count began.  A take is 6
+	# (EVALSHA, SET NX PX, INCR and PEXPIRE of the fence, HSET and
+	# PEXPIRE of the metadata) and a release 6 (EVALSHA, GET, DEL, EXISTS
+	# of the queue and the waiting readers, ZADD and PEXPIRE of the wake
+	# key): 12, where issue 4 had 9 before every key had to expire (issue
+	# 17) and readers could wait (issue 16).  A herd would be hundreds.
 	all=$(( $(all_calls) - all_before - bz_unseen ))
 	echo "20 hand-offs: $all server commands ($bz_unseen wake-ups left out)"
-	[ "$all" -le 240 ]
+	[ "$all" -le 260 ]
 }
 
 # --- fairness -----------------------------------------------------------

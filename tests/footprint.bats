@@ -68,3 +68,13 @@ teardown() { stop_bg_jobs; }
 	(($(rcli fp PTTL '{k}:fence') <= 10000))
 	(($(rcli fp PTTL '{k}:meta') <= 10000))
 }
+
+@test "a long TTL taken before short ones does not keep the fence counter: it expires with the last take's TTL" {
+	local tok t
+	tok=$(redlock-cli acquire k -t 60s)
+	run -0 redlock-cli release k --token "$tok"
+	run -0 redlock-cli run k -t 1s -- true
+	t=$(rcli fp PTTL '{k}:fence')
+	# The last take's 1 s and the 5 s after it, not the first one's 60 s.
+	((t > 0 && t <= 6000)) || fail "{k}:fence PTTL $t"
+}
