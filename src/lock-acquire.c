@@ -26,7 +26,9 @@ enum lock_keep {
 #define LOCK_LATE_PAUSE_MS	50
 
 static int	 lock_is_reply(const redisReply *);
-static void	 lock_forget_attempt(struct lock *);
+struct lock_attempt_args;
+static void	 lock_forget_attempt(struct lock *,
+		     const struct lock_attempt_args *, int);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
 static enum lock_keep lock_keep(struct lock *, struct lock_round *,
@@ -46,23 +48,34 @@ lock_is_reply(const redisReply *r)
 	    r->element[1]->type == REDIS_REPLY_INTEGER);
 }
 
+/* The arguments of every attempt (see acquire in scripts-lua.h). */
+struct lock_attempt_args {
+	const char	*argv[15];
+	int		 argc;		/* 10 unless queued or listening */
+	char		 ttl[32], pid[32], since[32], lease[32], host[256];
+};
+
 /*
  * After an acquire attempt that did not give us the lock, or whose outcome
- * is unknown (a reply was lost), make sure our token is left nowhere:
- * compare-and-delete is harmless where the take never happened.  Best
- * effort, on fresh connections where a reply went missing.
+ * is unknown (a reply was lost), make sure our token is left nowhere: give
+ * back (compare-and-delete) is harmless where the take never happened.
+ * Best effort, on fresh connections where a reply went missing.  A queued
+ * waiter that will try again (again) gets its place back in line where its
+ * take had taken it out: the give-back puts it back at its own rank.
  */
 static void
-lock_forget_attempt(struct lock *l)
+lock_forget_attempt(struct lock *l, const struct lock_attempt_args *a,
+    int again)
 {
 	struct lock_round	rd;
 	struct lock_failure	saved = l->fail;
+	const char		*argv[15];
 
-	/*
-	 * A queued waiter keeps its place: its rank is its own, so the next
-	 * attempt finds it where it was on every server.
-	 */
-	(void)lock_release_call(l, &rd);
+	memcpy(argv, a->argv, sizeof(argv));
+	if (!again)
+		argv[7] = "0";	/* no lease: out of line */
+	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, a->argc, argv,
+	    NULL, 0, &rd);
 	lock_round_free(l, &rd);
 	l->fail = saved;
 }
@@ -168,13 +181,6 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 	    "used: the servers took %s, leaving less than the %s safety "
 	    "margin of its validity", l->spec.key, took, margin);
 }
-
-/* The arguments of every attempt (see acquire in scripts-lua.h). */
-struct lock_attempt_args {
-	const char	*argv[15];
-	int		 argc;		/* 10 unless queued or listening */
-	char		 ttl[32], pid[32], since[32], lease[32], host[256];
-};
 
 /* What one attempt found on the servers. */
 struct lock_attempt {
@@ -336,21 +342,22 @@ lock_say_waiting(struct lock *l)
  * waiting for a release), or the exit code to return.
  */
 static int
-lock_not_taken(struct lock *l, enum lock_keep kept, int64_t start,
-    struct lock_attempt *at, int64_t deadline_ns)
+lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
+    enum lock_keep kept, int64_t start, struct lock_attempt *at,
+    int64_t deadline_ns)
 {
 	int last = l->spec.wait_ms == 0 ||
 	    (deadline_ns > 0 && clock_mono_ns() >= deadline_ns);
 
 	if (kept == KEEP_NOT_REPLICATED) {
 		/* Not safely ours: give it back, fail. */
-		lock_forget_attempt(l);
+		lock_forget_attempt(l, a, 0);
 		return (EXIT_UNAVAILABLE);
 	}
 	if (kept == KEEP_TOO_LATE) {
 		/* Ours, but too late to run anything under it. */
 		lock_too_late(l, start, l->spec.ttl_ms);
-		lock_forget_attempt(l);
+		lock_forget_attempt(l, a, !last);
 		log_info("%s; trying again", l->fail.text);
 		if (last)
 			return (EXIT_UNAVAILABLE);
@@ -359,7 +366,10 @@ lock_not_taken(struct lock *l, enum lock_keep kept, int64_t start,
 	}
 	/* A partial or doubtful take must not linger anywhere. */
 	if (at->held > 0 || at->answered < l->nconns)
-		lock_forget_attempt(l);
+		lock_forget_attempt(l, a, !last && at->superseded == 0 &&
+		    at->answered >= l->quorum);
+	/* A split vote: lock_wait_for_release() backs off. */
+	l->splits = at->held > 0 ? l->splits + 1 : 0;
 	if (at->superseded > 0)
 		return (EXIT_SUPERSEDED);	/* lock_superseded() said why */
 	/*
@@ -394,6 +404,7 @@ lock_acquire(struct lock *l)
 	int			 rc;
 
 	l->may_wait = l->spec.wait_ms != 0;
+	l->splits = 0;
 	if (l->token == NULL) {
 		l->token = xmalloc(TOKEN_HEX_LEN + 1);
 		token_new(l->token);
@@ -406,7 +417,7 @@ lock_acquire(struct lock *l)
 		start = clock_mono_ns();
 		if ((kept = lock_attempt(l, &a, start, &at)) == KEEP_OURS)
 			break;
-		if ((rc = lock_not_taken(l, kept, start, &at,
+		if ((rc = lock_not_taken(l, &a, kept, start, &at,
 		    deadline_ns)) != 0) {
 			/* Superseded: out of the queue already. */
 			if (rc != EXIT_UNAVAILABLE && rc != EXIT_SUPERSEDED)

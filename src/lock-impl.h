@@ -64,6 +64,7 @@ struct lock_scripts {
 	struct script	*leave;
 	struct script	*force;		/* release --force */
 	struct script	*done;		/* --skip-outdated's record */
+	struct script	*give_back;	/* undo a take that made no lock */
 };
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
@@ -110,6 +111,7 @@ struct lock {
 	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
+	int		 splits;	/* split votes in a row (lock-wait.c) */
 	struct lock_holder busy;	/* who held it then, if known */
 	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */

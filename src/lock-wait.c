@@ -28,7 +28,20 @@
  * lease runs out: LOCK_FAIR_LEASE_MS. */
 #define LOCK_FAIR_POLL_MS	1000
 #define LOCK_POLL_MS		50	/* servers without a usable BZPOPMIN */
+/*
+ * After a split vote, the first LOCK_SPLIT_TRIES tries again come after a
+ * pause of LOCK_SPLIT_PAUSE_MS, doubled each time (jittered, so that the
+ * waiters that split it part), rather than after a wake-up: a vote split
+ * between waiters is decided within a few tries, and one split by a holder
+ * that a server lost (its restart, say) lasts until that holder releases,
+ * which wakes us anyway.  A plain sleep, as a BZPOPMIN's timeout is only
+ * as fine as the server's tick (100 ms), and a wake-up is not lost
+ * meanwhile: it stays in its key.
+ */
+#define LOCK_SPLIT_PAUSE_MS	10
+#define LOCK_SPLIT_TRIES	5
 
+static int	 lock_split_pause(const struct lock *, int64_t);
 static int64_t	 lock_wait_time(const struct lock *, int64_t, int64_t, int *);
 static int	 lock_wait_outcome(struct lock *, int, redisReply **, const int *,
 		     int64_t);
@@ -48,6 +61,8 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	char		  timeout[32], *own = NULL;
 	int64_t		  block_ms, cap_ns, now = clock_mono_ns();
 
+	if (l->splits > 0 && l->splits <= LOCK_SPLIT_TRIES)
+		return (lock_split_pause(l, deadline_ns));
 	if ((block_ms = lock_wait_time(l, now, deadline_ns, &is_exact)) <= 0)
 		return (0);
 	if (l->cannot_block) {
@@ -97,6 +112,22 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	free(replies);
 	free(results);
 	return (rc);
+}
+
+/* The pause after a split vote (LOCK_SPLIT_PAUSE_MS); 0 to try again. */
+static int
+lock_split_pause(const struct lock *l, int64_t deadline_ns)
+{
+	int64_t	ms = LOCK_SPLIT_PAUSE_MS << (l->splits - 1);
+	int64_t	ns = clock_ms_to_ns(ms / 2) + (int64_t)(token_random_u64() %
+		    (uint64_t)clock_ms_to_ns(ms));
+	int64_t	now = clock_mono_ns();
+
+	if (deadline_ns > 0 && now + ns > deadline_ns)
+		ns = deadline_ns > now ? deadline_ns - now : 0;
+	/* Nothing is ours meanwhile: the end signals may end us. */
+	clock_sleep_masked_ns(ns, l->spec.wait_mask);
+	return (0);
 }
 
 /*

@@ -176,13 +176,15 @@
  * free) (LUA_QUEUE_TURN, or for readers LUA_SHARED_QUEUE_TURN), and
  * queue_admitted() what it does once one is let in.
  *
- * queue_admit() answers nil when token may take a slot now (and takes it
- * out of the queue), or the reply: busy, or {2, 0, '', HOST, PID, '', ''}
- * when superseded.
+ * queue_join() (LUA_QUEUE_JOIN, which give_back needs too) puts token in
+ * line at rank, or answers the reply {2, ...} when a latest waiter already
+ * outranks it.  queue_admit() answers nil when token may take a slot now
+ * (and takes it out of the queue), or the reply: busy, or {2, 0, '', HOST,
+ * PID, '', ''} when superseded.
  *   ARGV[9] wake prefix, ARGV[11] mode, ARGV[12] rank, ARGV[13] cancel
  *   grace ms ('': no cancel), ARGV[14] cancel prefix
  */
-#define LUA_QUEUE							\
+#define LUA_QUEUE_JOIN							\
 	"local who = KEYS[4] .. ':who'\n"				\
 	"local me = ARGV[4] .. ' ' .. ARGV[3]\n"			\
 	"local function queue_drop(tok)\n"				\
@@ -220,7 +222,10 @@
 	"  redis.call('HSET', who, token, me, '', ARGV[11])\n"		\
 	"  queue_keep(lease)\n"					\
 	"  return nil\n"						\
-	"end\n"							\
+	"end\n"
+
+#define LUA_QUEUE							\
+	LUA_QUEUE_JOIN							\
 	"local function queue_cancel()\n"				\
 	"  local h = mode_holder()\n"					\
 	"  if ARGV[13] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
@@ -323,6 +328,36 @@
 	"if done ~= 1 then return done end\n"				\
 	"wake_waiters()\n"						\
 	"return 1\n"
+
+/*
+ * give_back: undo this server's part of an attempt that did not make a
+ * lock (a split vote, a take too late, a lost reply): drop our hold here
+ * and, for a queued waiter that will try again, put it back in line at
+ * its own rank (the take had taken it out), so that nobody behind it moves
+ * ahead while it was counting votes.  Wakes nobody, and takes back the
+ * wake-up of a take that left slots free: the lock is no freer than before
+ * the attempt, and a waiter that woke itself would only take and give back
+ * again, at once, for as long as the vote stays split (lock-acquire.c
+ * backs off instead).
+ *   ARGV as acquire's; ARGV[8] queue lease ms, 0: not queued, or not
+ *   trying again
+ *   returns 1 given back, 0 not held here, -1 held by another token.
+ */
+#define LUA_GIVE_BACK_BODY						\
+	"local token, lease = ARGV[1], tonumber(ARGV[8])\n"		\
+	"local now = 0\n"						\
+	"if MODE_NEEDS_TIME or lease > 0 then now = server_now() end\n"\
+	"if mode_prepare(now) then return clash() end\n"		\
+	"local done = mode_drop(token, now)\n"			\
+	/* A take that left slots free woke the next waiter: not now. */\
+	"if done == 1 and mode_room(now) > 1 then\n"			\
+	"  redis.call('ZREM', KEYS[6], 'go')\n"			\
+	"end\n"							\
+	"if done == 1 and lease > 0 and\n"				\
+	"    not queue_join(token, tonumber(ARGV[12]), lease) then\n"	\
+	"  redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
+	"end\n"							\
+	"return done\n"
 
 /*
  * extend: compare-and-pexpire.
@@ -441,16 +476,19 @@ static const char lua_done[] =
 	X(MUTEX_STATUS, lua_mutex_status)				\
 	X(MUTEX_RAISE_FENCE, lua_mutex_raise_fence)			\
 	X(MUTEX_FORCE, lua_mutex_force)					\
+	X(MUTEX_GIVE_BACK, lua_mutex_give_back)				\
 	X(SEMAPHORE_ACQUIRE, lua_semaphore_acquire)			\
 	X(SEMAPHORE_RELEASE, lua_semaphore_release)			\
 	X(SEMAPHORE_EXTEND, lua_semaphore_extend)			\
 	X(SEMAPHORE_STATUS, lua_semaphore_status)			\
 	X(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence)		\
 	X(SEMAPHORE_FORCE, lua_semaphore_force)				\
+	X(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back)			\
 	X(LIST, lua_list)						\
 	X(SHARED_ACQUIRE, lua_shared_acquire)				\
 	X(SHARED_RELEASE, lua_shared_release)				\
 	X(SHARED_EXTEND, lua_shared_extend)				\
-	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)
+	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)			\
+	X(SHARED_GIVE_BACK, lua_shared_give_back)
 
 #endif /* SCRIPTS_LUA_H */

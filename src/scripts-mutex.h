@@ -162,6 +162,14 @@ static const char lua_mutex_release[] =
 	LUA_SHARED_WAKE(3)
 	LUA_RELEASE_BODY;
 
+static const char lua_mutex_give_back[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_MUTEX_MODE
+	LUA_QUEUE_JOIN
+	LUA_GIVE_BACK_BODY;
+
 static const char lua_mutex_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW

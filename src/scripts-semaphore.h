@@ -125,6 +125,13 @@ static const char lua_semaphore_release[] =
 	LUA_WAKE(3)
 	LUA_RELEASE_BODY;
 
+static const char lua_semaphore_give_back[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SEMAPHORE_MODE(7)
+	LUA_QUEUE_JOIN
+	LUA_GIVE_BACK_BODY;
+
 static const char lua_semaphore_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW

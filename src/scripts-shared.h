@@ -277,6 +277,14 @@ static const char lua_shared_release[] =
 	LUA_SHARED_WAKE(3)
 	LUA_RELEASE_BODY;
 
+static const char lua_shared_give_back[] =
+	LUA_CLASH
+	LUA_SERVER_NOW
+	LUA_SHARED_READERS
+	LUA_SHARED_MODE
+	LUA_QUEUE_JOIN
+	LUA_GIVE_BACK_BODY;
+
 static const char lua_shared_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW

@@ -39,12 +39,14 @@ SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
 SCRIPT(MUTEX_STATUS, lua_mutex_status, 0);
 SCRIPT(MUTEX_RAISE_FENCE, lua_mutex_raise_fence, 1);
 SCRIPT(MUTEX_FORCE, lua_mutex_force, 0);
+SCRIPT(MUTEX_GIVE_BACK, lua_mutex_give_back, 1);
 SCRIPT(SEMAPHORE_ACQUIRE, lua_semaphore_acquire, 1);
 SCRIPT(SEMAPHORE_RELEASE, lua_semaphore_release, 1);
 SCRIPT(SEMAPHORE_EXTEND, lua_semaphore_extend, 1);
 SCRIPT(SEMAPHORE_STATUS, lua_semaphore_status, 0);
 SCRIPT(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence, 1);
 SCRIPT(SEMAPHORE_FORCE, lua_semaphore_force, 0);
+SCRIPT(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back, 1);
 SCRIPT(LIST, lua_list, 0);
 
 struct script *const scripts_list = &script_LIST;
@@ -52,23 +54,24 @@ SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
 SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
 SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
 SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
+SCRIPT(SHARED_GIVE_BACK, lua_shared_give_back, 1);
 
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
 	&script_MUTEX_STATUS, &script_MUTEX_RAISE_FENCE, &script_LEAVE,
-	&script_MUTEX_FORCE, &script_DONE
+	&script_MUTEX_FORCE, &script_DONE, &script_MUTEX_GIVE_BACK
 };
 const struct lock_scripts scripts_semaphore = {
 	&script_SEMAPHORE_ACQUIRE, &script_SEMAPHORE_RELEASE,
 	&script_SEMAPHORE_EXTEND, &script_SEMAPHORE_STATUS,
 	&script_SEMAPHORE_RAISE_FENCE, &script_LEAVE,
-	&script_SEMAPHORE_FORCE, &script_DONE
+	&script_SEMAPHORE_FORCE, &script_DONE, &script_SEMAPHORE_GIVE_BACK
 };
 /* status is the mutex's: it shows either kind, as status takes no -s. */
 const struct lock_scripts scripts_shared = {
 	&script_SHARED_ACQUIRE, &script_SHARED_RELEASE, &script_SHARED_EXTEND,
 	&script_MUTEX_STATUS, &script_SHARED_RAISE_FENCE, &script_LEAVE,
-	&script_MUTEX_FORCE, &script_DONE
+	&script_MUTEX_FORCE, &script_DONE, &script_SHARED_GIVE_BACK
 };
 
 /*

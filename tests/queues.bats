@@ -459,3 +459,34 @@ five_in_order() {
 	[ "${#lines[@]}" = 0 ]
 	refute_key main k
 }
+
+@test "with 3 servers, one of which lost the lock, every fifo waiter keeps its place there, and they run in order" {
+	local i pids=() tok short=0 n
+	export REDLOCK_URL="$(url_of q1),$(url_of q2),$(url_of q3)"
+	run --separate-stderr redlock-cli acquire k -t 30s
+	assert_success
+	tok=$output
+	for i in 1 2 3; do
+		start_bg "f$i" run k --queue fifo -w 60s -- sh -c 'echo "$2" >>"$1/order"' sh "$D" "$i"
+		pids+=("$BG_PID")
+		for n in q1 q2 q3; do
+			wait_until queue_len_on "$n" "$i"
+		done
+	done
+	# q1 loses the lock (a restart without persistence): each waiter
+	# takes it there at its next try, is busy on q2 and q3, and gives it
+	# back.  Giving back must put it back in line at its rank, or the
+	# others move ahead of it on q1.
+	rcli q1 DEL k >/dev/null
+	for i in $(seq 1 50); do
+		n=$(rcli q1 ZCARD '{k}:queue')
+		[ "$n" = 3 ] || short=$((short + 1))
+		sleep 0.05
+	done
+	echo "q1's queue held fewer than 3 in $short of 50 looks"
+	# A look may fall between a take and its give-back (a millisecond).
+	[ "$short" -le 3 ]
+	TOK=$tok IN_TURN=("${pids[@]}")
+	release_in_turn
+	assert_equal "$(cat "$D/order")" "$(seq 1 3)"
+}

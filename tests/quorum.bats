@@ -507,3 +507,74 @@ fence_rounds() {
 	echo "waiter started ${gap} ms after the holder's command ended"
 	[ "$gap" -lt 200 ]
 }
+
+# --- a lock that one server lost ------------------------------------------
+
+# evalsha_calls NAME: how many EVALSHA the server ran since the last
+# CONFIG RESETSTAT.
+evalsha_calls() {
+	rcli "$1" INFO commandstats |
+	    sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p' | tr -d '\r'
+}
+
+# lost_on_one N MODE_OPTS...: the lock (taken N times with MODE_OPTS: a
+# semaphore's slots) is held on q1..q3, then q1 loses it (as a restart without persistence would); a
+# waiter with MODE_OPTS takes it on q1 at every attempt and is busy on the
+# others: it must give q1 back and wait for the release, not try again at
+# once, over and over.  Then the holder releases, and it gets the lock.
+lost_on_one() {
+	local holders=() i calls t0 n=$1 rel s
+	shift
+	# release takes --limit, not --queue.
+	rel=("$@")
+	[ "${1:-}" != --queue ] || rel=()
+	for i in $(seq 1 "$n"); do
+		run --separate-stderr redlock-cli "${U3[@]}" acquire k -t 30s "$@"
+		assert_success
+		holders+=("$output")
+	done
+	rcli q1 FLUSHALL >/dev/null
+	rcli q2 CONFIG RESETSTAT >/dev/null
+	run --separate-stderr redlock-cli "${U3[@]}" acquire k -w 3s "$@"
+	assert_failure 1
+	calls=$(evalsha_calls q2)
+	echo "EVALSHA on q2 in 3 s of waiting: $calls"
+	# 5 quick tries after a split vote (10 ms to 160 ms apart), then one
+	# per fallback poll (about 2 s), each with its give-back: a few dozen
+	# at most, where a waiter that woke itself made thousands.
+	[ "$calls" -lt 40 ]
+	# Nothing of the waiter is left on q1, where it took the lock.
+	[ "$(rcli q1 EXISTS k)" = 0 ]
+	# Still woken by the release itself, at once.
+	start_bg waiter "${U3[@]}" acquire k -w 10s "$@"
+	sleep 1
+	t0=$(now_ms)
+	run --separate-stderr redlock-cli "${U3[@]}" release k \
+	    --token "${holders[0]}" "${rel[@]}"
+	assert_success
+	wait_bg "$BG_PID"
+	echo "waiter: exit $BG_STATUS after $(($(now_ms) - t0)) ms"
+	assert_equal "$BG_STATUS" 0
+	[ $(($(now_ms) - t0)) -lt 1000 ]
+	for s in q1 q2 q3; do
+		rcli "$s" FLUSHALL >/dev/null
+	done
+}
+
+@test "a waiter for a lock that one of three servers lost waits for the release instead of trying thousands of times a second" {
+	lost_on_one 1
+}
+
+@test "the same for a semaphore slot (--limit 2), a reader (-s) behind a writer, and a --queue fifo waiter" {
+	lost_on_one 2 --limit 2
+	lost_on_one 1 --queue fifo
+	# A reader waits for the exclusive holder: the holder takes -x.
+	run --separate-stderr redlock-cli "${U3[@]}" acquire k -t 30s
+	assert_success
+	rcli q1 FLUSHALL >/dev/null
+	rcli q2 CONFIG RESETSTAT >/dev/null
+	run --separate-stderr redlock-cli "${U3[@]}" acquire k -s -w 3s
+	assert_failure 1
+	echo "reader: EVALSHA on q2: $(evalsha_calls q2)"
+	[ "$(evalsha_calls q2)" -lt 40 ]
+}
