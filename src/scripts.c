@@ -24,12 +24,22 @@ struct script {
 	const char	*body;
 	const char	*sha;
 	int		 token_arg;	/* ARGV[n] is the token; 0: none */
+	int		 is_blind;	/* sent as EVAL, never EVALSHA */
 };
 
 /* ARGV[1] is the token in every script but status, which takes none. */
 #define SCRIPT(name, body, token_arg) \
 	static struct script script_##name = { #name, body, SHA_##name, \
-	    token_arg }
+	    token_arg, 0 }
+/*
+ * give_back runs mostly where a reply went missing, on a fresh connection
+ * that may be as deaf as the last one: its NOSCRIPT would be lost too, and
+ * the take with it left in place.  It is rare, so it always carries its
+ * body.
+ */
+#define BLIND_SCRIPT(name, body, token_arg) \
+	static struct script script_##name = { #name, body, SHA_##name, \
+	    token_arg, 1 }
 
 SCRIPT(LEAVE, lua_leave, 1);
 SCRIPT(DONE, lua_done, 0);
@@ -39,14 +49,14 @@ SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
 SCRIPT(MUTEX_STATUS, lua_mutex_status, 0);
 SCRIPT(MUTEX_RAISE_FENCE, lua_mutex_raise_fence, 1);
 SCRIPT(MUTEX_FORCE, lua_mutex_force, 0);
-SCRIPT(MUTEX_GIVE_BACK, lua_mutex_give_back, 1);
+BLIND_SCRIPT(MUTEX_GIVE_BACK, lua_mutex_give_back, 1);
 SCRIPT(SEMAPHORE_ACQUIRE, lua_semaphore_acquire, 1);
 SCRIPT(SEMAPHORE_RELEASE, lua_semaphore_release, 1);
 SCRIPT(SEMAPHORE_EXTEND, lua_semaphore_extend, 1);
 SCRIPT(SEMAPHORE_STATUS, lua_semaphore_status, 0);
 SCRIPT(SEMAPHORE_RAISE_FENCE, lua_semaphore_raise_fence, 1);
 SCRIPT(SEMAPHORE_FORCE, lua_semaphore_force, 0);
-SCRIPT(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back, 1);
+BLIND_SCRIPT(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back, 1);
 SCRIPT(LIST, lua_list, 0);
 
 struct script *const scripts_list = &script_LIST;
@@ -54,7 +64,7 @@ SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
 SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
 SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
 SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
-SCRIPT(SHARED_GIVE_BACK, lua_shared_give_back, 1);
+BLIND_SCRIPT(SHARED_GIVE_BACK, lua_shared_give_back, 1);
 
 const struct lock_scripts scripts_mutex = {
 	&script_MUTEX_ACQUIRE, &script_MUTEX_RELEASE, &script_MUTEX_EXTEND,
@@ -114,12 +124,13 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	eval[1] = s->body;
 	evall[1] = strlen(s->body);
 	for (i = 0; i < n; i++) {
-		conn_set_fallback(cs[i], argc, eval, evall);
+		if (!s->is_blind)
+			conn_set_fallback(cs[i], argc, eval, evall);
 		conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
 		    s->token_arg : 0, 0);
 	}
-	conn_command_many(cs, n, n, argc, argv, argl, 0, cap_ns, replies,
-	    results);
+	conn_command_many(cs, n, n, argc, s->is_blind ? eval : argv,
+	    s->is_blind ? evall : argl, 0, cap_ns, replies, results);
 	free(argv);
 	free(argl);
 	free(eval);
