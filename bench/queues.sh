@@ -14,7 +14,9 @@
 #            the commands the server ran (INFO commandstats)
 #
 # Knobs: BENCH_QN (iterations of each timed case; 20), BENCH_HOLD (20),
-# BENCH_TTL (10), REDLOCK_CLI (./redlock-cli).  Prints markdown to stdout.
+# BENCH_TTL (10), BENCH_QUEUE_TRANSPORT (unix, as case C of bench/run.sh,
+# whose hand-off target these share, or tcp), REDLOCK_CLI (./redlock-cli).
+# Prints markdown to stdout.
 
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,12 +43,17 @@ RL="$TMP/redlock-cli"
 for _ in 1 2 3 4 5 6 7 8 9 10; do
 	PORT=$((30000 + RANDOM % 20000))
 	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	    --unixsocket "$TMP/sock" --unixsocketperm 700 \
 	    --daemonize yes --pidfile "$TMP/redis.pid" --dir "$TMP" \
 	    --logfile "$TMP/redis.log" </dev/null && sleep 0.2 &&
 	    redis-cli -p "$PORT" PING >/dev/null 2>&1 && break
 done
 RPID=$(<"$TMP/redis.pid")
-export REDLOCK_URL="redis://127.0.0.1:$PORT"
+case ${BENCH_QUEUE_TRANSPORT:-unix} in
+unix) export REDLOCK_URL="unix://$TMP/sock" ;;
+tcp) export REDLOCK_URL="redis://127.0.0.1:$PORT" ;;
+*) die "BENCH_QUEUE_TRANSPORT: unix or tcp" ;;
+esac
 rcli() { redis-cli -p "$PORT" "$@"; }
 now_us() { REPLY=${EPOCHREALTIME/./}; }
 blocked() { rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }

@@ -129,8 +129,9 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	supervise_listen_open(&s);
 	supervise_hold(&s);
 	supervise_drain(&s);
-	supervise_listen_close(&s);
+	/* The next holder waits for the release, not for our listening. */
 	supervise_release(&s);
+	supervise_listen_close(&s);
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
 	supervise_audit(&s);
