@@ -157,7 +157,7 @@ idle() {
 		o = 0
 		for (c in n) if (c != "cmdstat_evalsha" && c != "cmdstat_eval" &&
 		    c != "cmdstat_bzpopmin" && c !~ /^cmdstat_config/ &&
-		    c != "cmdstat_info" && c !~ /^cmdstat_(pexpire|get|set|incr|hset|hmget|zadd|zrange|zscore|time|zrangebyscore|zrank|zrem|hdel|del|zcount|hget|pttl|type)$/)
+		    c != "cmdstat_info" && c !~ /^cmdstat_(pexpire|get|set|incr|hset|hmget|zadd|zrange|zscore|time|zrangebyscore|zrank|zrem|hdel|del|zcount|hget|pttl|type|exists)$/)
 			o += n[c]
 		printf "%.2f %d %d %d\n", cpu / 1e6, e, b, o
 	    }' <<<"$stats"
