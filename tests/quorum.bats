@@ -540,8 +540,8 @@ lost_on_one() {
 	calls=$(evalsha_calls q2)
 	echo "EVALSHA on q2 in 3 s of waiting: $calls"
 	# 5 quick tries after a split vote (10 ms to 160 ms apart), then one
-	# per fallback poll (about 2 s), each with its give-back: a few dozen
-	# at most, where a waiter that woke itself made thousands.
+	# per fallback poll (about 2 s): a dozen at most (each give-back is an
+	# EVAL, not counted), where a waiter that woke itself made thousands.
 	[ "$calls" -lt 40 ]
 	# Nothing of the waiter is left on q1, where it took the lock.
 	[ "$(rcli q1 EXISTS k)" = 0 ]
