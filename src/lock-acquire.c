@@ -29,6 +29,7 @@ static int	 lock_is_reply(const redisReply *);
 struct lock_attempt_args;
 static void	 lock_forget_attempt(struct lock *,
 		     const struct lock_attempt_args *, int);
+static void	 lock_leave_taken(struct lock *);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
 static enum lock_keep lock_keep(struct lock *, struct lock_round *,
@@ -76,6 +77,18 @@ lock_forget_attempt(struct lock *l, const struct lock_attempt_args *a,
 		argv[7] = "0";	/* no lease: out of line */
 	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, a->argc, argv,
 	    NULL, 0, &rd);
+	lock_round_free(l, &rd);
+	l->fail = saved;
+}
+
+/* Release a lock that we took but are not keeping, the failure kept. */
+static void
+lock_leave_taken(struct lock *l)
+{
+	struct lock_round	rd;
+	struct lock_failure	saved = l->fail;
+
+	(void)lock_release_call(l, &rd);
 	lock_round_free(l, &rd);
 	l->fail = saved;
 }
@@ -350,8 +363,9 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	    (deadline_ns > 0 && clock_mono_ns() >= deadline_ns);
 
 	if (kept == KEEP_NOT_REPLICATED) {
-		/* Not safely ours: give it back, fail. */
-		lock_forget_attempt(l, a, 0);
+		/* Not safely ours: release it (and wake the next: we are
+		 * leaving), fail. */
+		lock_leave_taken(l);
 		return (EXIT_UNAVAILABLE);
 	}
 	if (kept == KEEP_TOO_LATE) {
