@@ -27,7 +27,10 @@ dpkg -L redlock-cli | grep -E 'bin/|man1/|completions|site-functions|vendor'
 /usr/bin/redlock-cli --version
 /usr/bin/redlock-cli --version | grep -qE '^redlock-cli [0-9.]+ \(hiredis [0-9.]+, TLS: '
 page=$(MANPAGER=cat MANWIDTH=80 man redlock-cli 2>/dev/null)
-printf '%s\n' "$page" | head -n 8
-printf '%s\n' "$page" | grep -q '^NAME' || { echo "man redlock-cli: no NAME section" >&2; exit 1; }
+# Here-strings, not pipes: head and grep -q stop reading early, and a
+# writer into a pipe would die of SIGPIPE (exit 141 under pipefail) once
+# the page outgrew the pipe's buffer.
+head -n 8 <<<"$page"
+grep -q '^NAME' <<<"$page" || { echo "man redlock-cli: no NAME section" >&2; exit 1; }
 [ "$(man -w redlock-cli)" = /usr/share/man/man1/redlock-cli.1.gz ]
 echo "deb-check: $deb installs, --version and man redlock-cli work"
