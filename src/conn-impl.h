@@ -158,6 +158,8 @@ struct conn {
 	const char		**alt_argv;
 	const size_t		*alt_lens;
 	int			 is_fallback;	/* alt_* went out */
+	struct conn_lead	*lead;		/* sent ahead: conn_set_lead() */
+	int			 lead_replies;	/* its reply still to read */
 	int			 secret_arg;	/* -v -v shows it shortened */
 	size_t			 secret_from;	/* from this byte of it on */
 	char			 server_error[256];	/* last error reply */

@@ -28,6 +28,8 @@ static void	 conn_begin(struct conn *, int, const char **,
 		     const size_t *, int64_t);
 static void	 conn_reset(struct conn *, int64_t);
 static void	 conn_append_setup(struct conn *);
+static void	 conn_append_lead(struct conn *);
+static void	 conn_stop(struct conn *);
 static enum conn_verdict conn_send(struct conn *);
 static enum conn_verdict conn_check_connect(struct conn *);
 static void	 conn_on_writable(struct conn *);
@@ -296,6 +298,23 @@ conn_append_setup(struct conn *c)
 	}
 }
 
+/* Queue the lead (conn_set_lead()) in front of the command. */
+static void
+conn_append_lead(struct conn *c)
+{
+	struct conn_lead	*ld = c->lead;
+	int			 arg = c->secret_arg;
+	size_t			 from = c->secret_from;
+
+	conn_append(c, ld->argc, ld->argv, ld->lens);
+	c->secret_arg = ld->secret_arg;
+	c->secret_from = ld->secret_from;
+	conn_log_command(c, ld->argc, ld->argv, ld->lens);
+	c->secret_arg = arg;
+	c->secret_from = from;
+	c->lead_replies = 1;
+}
+
 /*
  * Queue c's command (behind AUTH/SELECT on a new connection, behind
  * ASKING during an ASK) and start: connect, or write on a kept
@@ -326,6 +345,9 @@ conn_send(struct conn *c)
 		c->setup[c->nsetup++] = SETUP_ASKING;
 	}
 	c->setup_replies = c->nsetup;
+	c->lead_replies = 0;
+	if (c->lead != NULL && c->lead->result == -1 && !c->is_fallback)
+		conn_append_lead(c);
 	if (c->is_fallback) {
 		conn_append(c, c->alt_argc, c->alt_argv, c->alt_lens);
 		conn_log_command(c, c->alt_argc, c->alt_argv, c->alt_lens);
@@ -552,13 +574,16 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 	struct timespec	 ts;
 	size_t		 i, active, answered;
 	int64_t		 now, wait_ns;
-	/* While a blocking command waits, the caller's signals may end us. */
+	/* While a blocking command waits, the caller's signals may end us;
+	 * not with a lead, which has a command behind it (conn_set_lead). */
 	const sigset_t	*mask = block_ns > 0 && n > 0 ?
 			     cs[0]->conf.wait_mask : NULL;
+	struct conn_lead *lead = n == 1 ? cs[0]->lead : NULL;
 
-	pfd = xcalloc(n, sizeof(*pfd));
+	pfd = xcalloc(n + 1, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
-		cs[i]->block_ns = block_ns;
+		cs[i]->block_ns = block_ns + (cs[i]->lead != NULL ?
+		    cs[i]->lead->block_ns : 0);
 		conn_begin(cs[i], argc, argv, lens, cap_ns);
 	}
 	for (;;) {
@@ -584,7 +609,10 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 			wait_ns = (wait_ns + 999999) / 1000000 * 1000000;
 		ts.tv_sec = wait_ns / 1000000000;
 		ts.tv_nsec = wait_ns % 1000000000;
-		if (ppoll(pfd, n, wait_ns >= 0 ? &ts : NULL, mask) == -1) {
+		pfd[n].fd = lead != NULL ? lead->stop_fd : -1;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		if (ppoll(pfd, n + 1, wait_ns >= 0 ? &ts : NULL, mask) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal(EXIT_UNAVAILABLE, "poll");
@@ -593,17 +621,37 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
 			if (pfd[i].fd != -1 && pfd[i].revents != 0)
 				conn_on_events(cs[i]->is_probing ?
 				    cs[i]->probe : cs[i], pfd[i].revents);
+		/* A reply that came with the signal is taken first. */
+		if (pfd[n].revents != 0 && !cs[0]->is_done) {
+			conn_stop(cs[0]);
+			break;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		replies[i] = cs[i]->reply;
 		cs[i]->reply = NULL;
 		results[i] = cs[i]->result;
 		cs[i]->block_ns = 0;
+		cs[i]->lead = NULL;
 		cs[i]->alt_argc = 0;
 		cs[i]->secret_arg = 0;
 		cs[i]->secret_from = 0;
 	}
 	free(pfd);
+}
+
+/*
+ * The lead's stop_fd became readable: give up on c, whose command's
+ * outcome is now unknown (the caller makes sure of it elsewhere).
+ */
+static void
+conn_stop(struct conn *c)
+{
+	c->lead->is_stopped = 1;
+	if (!c->is_done)
+		conn_fail(c, CONN_UNAVAILABLE, "%s: interrupted",
+		    c->dial->display);
+	conn_close(c);
 }
 
 /* What poll() saw on c's descriptor. */

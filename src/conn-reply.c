@@ -135,6 +135,19 @@ conn_on_reply(struct conn *c, redisReply *r)
 		(void)snprintf(text, sizeof(text), "(an empty error reply)");
 	if (c->setup_replies > 0)
 		return (conn_on_setup_reply(c, r, text));
+	if (c->lead_replies > 0) {
+		/* The lead's, kept as it is: the command's is next. */
+		c->lead_replies = 0;
+		if (r->type == REDIS_REPLY_ERROR)
+			(void)snprintf(c->server_error,
+			    sizeof(c->server_error), "%s", text);
+		else
+			conn_log_reply(c, r);
+		c->lead->result = r->type == REDIS_REPLY_ERROR ?
+		    conn_classify_error(r->str, r->len) : CONN_OK;
+		c->lead->reply = r;
+		return (CONN_V_PENDING);
+	}
 	if (r->type == REDIS_REPLY_ERROR) {
 		result = conn_classify_error(r->str, r->len);
 		freeReplyObject(r);

@@ -205,6 +205,32 @@ conn_set_fallback(struct conn *c, int argc, const char **argv,
 }
 
 /*
+ * For the next command only (conn_command_many() clears it): send lead
+ * ahead of it (see struct conn_lead).  lead->result and reply are set
+ * here, and when its reply comes.
+ */
+void
+conn_set_lead(struct conn *c, struct conn_lead *lead)
+{
+	lead->is_stopped = 0;
+	lead->result = -1;
+	lead->reply = NULL;
+	c->lead = lead;
+}
+
+/*
+ * Whether c may take a lead: one server of its own, the same one for the
+ * whole request (no sentinel to ask first, no cluster redirect to follow,
+ * both of which would resend the command without it).
+ */
+int
+conn_can_lead(const struct conn *c)
+{
+	return ((c->url->kind == URL_TCP || c->url->kind == URL_UNIX) &&
+	    c->dial == c->url);
+}
+
+/*
  * For the next command only: its argument i (0: none) is a secret from
  * byte `from` on, shown shortened by -v -v (the token, which would let
  * anyone release the lock; a fair waiter's wake key ends with it).

@@ -26,9 +26,6 @@ enum lock_keep {
 #define LOCK_LATE_PAUSE_MS	50
 
 static int	 lock_is_reply(const redisReply *);
-struct lock_attempt_args;
-static void	 lock_forget_attempt(struct lock *,
-		     const struct lock_attempt_args *, int);
 static void	 lock_leave_taken(struct lock *);
 static int	 lock_raise_fence(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
@@ -64,18 +61,18 @@ struct lock_attempt_args {
  * waiter that will try again (again) gets its place back in line where its
  * take had taken it out: the give-back puts it back at its own rank.
  */
-static void
-lock_forget_attempt(struct lock *l, const struct lock_attempt_args *a,
-    int again)
+void
+lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
+    int argc, int again)
 {
 	struct lock_round	rd;
 	struct lock_failure	saved = l->fail;
 	const char		*argv[15];
 
-	memcpy(argv, a->argv, sizeof(argv));
+	memcpy(argv, attempt_argv, sizeof(argv));
 	if (!again)
 		argv[7] = "0";	/* no lease: out of line */
-	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, a->argc, argv,
+	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, argc, argv,
 	    NULL, 0, &rd);
 	lock_round_free(l, &rd);
 	l->fail = saved;
@@ -319,16 +316,23 @@ lock_count_attempt(struct lock *l, struct lock_round *rd,
  */
 static enum lock_keep
 lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
-    struct lock_attempt *at)
+    struct lock_attempt *at, struct lock_next *next)
 {
 	struct lock_round	rd;
 	enum lock_keep		kept;
 	int64_t			cap_ns = lock_cap_ns(start, l->spec.ttl_ms);
 
-	(void)snprintf(a->since, sizeof(a->since), "%lld",
-	    (long long)clock_wall_ms());
-	at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS, a->argc,
-	    a->argv, NULL, cap_ns, &rd);
+	if (next->is_sent) {
+		/* The wait sent it, begun at start (next->sent_ns). */
+		next->is_sent = 0;
+		rd = next->rd;
+		at->answered = next->answered;
+	} else {
+		(void)snprintf(a->since, sizeof(a->since), "%lld",
+		    (long long)clock_wall_ms());
+		at->answered = lock_call(l, l->scripts->acquire, LOCK_NKEYS,
+		    a->argc, a->argv, NULL, cap_ns, &rd);
+	}
 	lock_count_attempt(l, &rd, at);
 	kept = at->held >= l->quorum ? lock_keep(l, &rd, at->fences,
 	    at->fence, cap_ns) : KEEP_UNFENCED;
@@ -357,7 +361,7 @@ lock_say_waiting(struct lock *l)
 static int
 lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
     enum lock_keep kept, int64_t start, struct lock_attempt *at,
-    int64_t deadline_ns)
+    struct lock_next *next, int64_t deadline_ns)
 {
 	int last = l->spec.wait_ms == 0 ||
 	    (deadline_ns > 0 && clock_mono_ns() >= deadline_ns);
@@ -371,7 +375,7 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	if (kept == KEEP_TOO_LATE) {
 		/* Ours, but too late to run anything under it. */
 		lock_too_late(l, start, l->spec.ttl_ms);
-		lock_forget_attempt(l, a, !last);
+		lock_forget_attempt(l, a->argv, a->argc, !last);
 		log_info("%s; trying again", l->fail.text);
 		if (last)
 			return (EXIT_UNAVAILABLE);
@@ -380,8 +384,8 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	}
 	/* A partial or doubtful take must not linger anywhere. */
 	if (at->held > 0 || at->answered < l->nconns)
-		lock_forget_attempt(l, a, !last && at->superseded == 0 &&
-		    at->answered >= l->quorum);
+		lock_forget_attempt(l, a->argv, a->argc, !last &&
+		    at->superseded == 0 && at->answered >= l->quorum);
 	/* A split vote: lock_wait_for_release() backs off. */
 	l->splits = at->held > 0 ? l->splits + 1 : 0;
 	if (at->superseded > 0)
@@ -397,7 +401,7 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	if (last)
 		return (EXIT_BUSY);
 	lock_say_waiting(l);
-	return (lock_wait_for_release(l, deadline_ns));
+	return (lock_wait_for_release(l, next, deadline_ns));
 }
 
 /*
@@ -413,6 +417,7 @@ lock_acquire(struct lock *l)
 {
 	struct lock_attempt_args a;
 	struct lock_attempt	 at;
+	struct lock_next	 next;
 	enum lock_keep		 kept;
 	int64_t			 deadline_ns = 0, start;
 	int			 rc;
@@ -424,14 +429,20 @@ lock_acquire(struct lock *l)
 		token_new(l->token);
 	}
 	lock_attempt_args(l, &a);
+	memset(&next, 0, sizeof(next));
+	next.script = l->scripts->acquire;
+	next.argc = a.argc;
+	memcpy(next.argv, a.argv, sizeof(next.argv));
+	next.argv[5] = "";	/* acquired-at: the server's clock */
 	if (l->spec.wait_ms != WAIT_FOREVER)
 		deadline_ns = clock_mono_ns() + clock_ms_to_ns(l->spec.wait_ms);
 	at.fences = xcalloc(l->nconns, sizeof(*at.fences));
 	for (;;) {
-		start = clock_mono_ns();
-		if ((kept = lock_attempt(l, &a, start, &at)) == KEEP_OURS)
+		start = next.is_sent ? next.sent_ns : clock_mono_ns();
+		if ((kept = lock_attempt(l, &a, start, &at, &next)) ==
+		    KEEP_OURS)
 			break;
-		if ((rc = lock_not_taken(l, &a, kept, start, &at,
+		if ((rc = lock_not_taken(l, &a, kept, start, &at, &next,
 		    deadline_ns)) != 0) {
 			/* Superseded: out of the queue already. */
 			if (rc != EXIT_UNAVAILABLE && rc != EXIT_SUPERSEDED)

@@ -127,10 +127,28 @@ struct lock_round {
 	int		 *results;	/* enum conn_result */
 };
 
+/*
+ * The next acquire attempt, which a wait sends behind its BZPOPMIN when it
+ * can (lock-wait.c): the server runs it the moment it wakes us, and its
+ * reply comes with the wake-up.  Its acquired-at is '' (ARGV[6]): the
+ * server's clock then, since ours at sending may be long before.
+ */
+struct lock_next {
+	struct script	*script;	/* acquire */
+	int		 argc;
+	const char	*argv[15];
+	int		 is_sent;	/* the wait sent it: what follows is its */
+	int64_t		 sent_ns;	/* its validity counts from here */
+	size_t		 answered;
+	struct lock_round rd;
+};
+
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
+size_t	 lock_call_behind(struct lock *, struct conn_lead *, struct script *,
+	     int, const char **, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
 size_t	 lock_call_keys(struct lock *, struct script *, int, const char **,
 	     int64_t, struct lock_round *);
@@ -148,8 +166,11 @@ int	 lock_view_parse(redisReply *const *, size_t, const char *,
 	     struct lock_view *);
 void	 lock_state_majority(struct lock_state *, size_t);
 
+/* lock-acquire.c */
+void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
+
 /* lock-wait.c */
-int	 lock_wait_for_release(struct lock *, int64_t);
+int	 lock_wait_for_release(struct lock *, struct lock_next *, int64_t);
 void	 lock_leave_queue(struct lock *);
 
 /* lock-queue.c */

@@ -15,9 +15,14 @@
  * using it.
  */
 
+#include <sys/signalfd.h>
+
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -40,8 +45,17 @@
  */
 #define LOCK_SPLIT_PAUSE_MS	10
 #define LOCK_SPLIT_TRIES	5
+/* An attempt goes behind a wait of at most this share of the TTL. */
+#define LOCK_LEAD_TTL_SHARE	8
 
 static int	 lock_split_pause(const struct lock *, int64_t);
+static int	 lock_may_lead(const struct lock *, const struct lock_next *,
+		     int64_t, int);
+static int	 lock_stop_fd(const struct lock *);
+static int	 lock_wait_behind(struct lock *, struct lock_next *,
+		     const char **, const size_t *, int64_t, int);
+static int	 lock_behind_outcome(struct lock *, struct lock_next *,
+		     struct conn_lead *, int);
 static int64_t	 lock_wait_time(const struct lock *, int64_t, int64_t, int *);
 static int	 lock_wait_outcome(struct lock *, int, redisReply **, const int *,
 		     int64_t);
@@ -49,10 +63,12 @@ static int	 lock_wait_outcome(struct lock *, int, redisReply **, const int *,
 /*
  * Block until the holder releases (BZPOPMIN on the wake key), the holder's
  * TTL ends, the fallback poll interval passes, or deadline_ns (0: none).
- * Returns 0 to attempt again, or the exit code of a failure.
+ * Returns 0 to attempt again (next->is_sent: the attempt is made, behind
+ * the wait), or the exit code of a failure.
  */
 int
-lock_wait_for_release(struct lock *l, int64_t deadline_ns)
+lock_wait_for_release(struct lock *l, struct lock_next *next,
+    int64_t deadline_ns)
 {
 	redisReply	**replies;
 	const char	 *argv[3];
@@ -96,6 +112,12 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	 * a reconnect for the next attempt.
 	 */
 	cap_ns = is_exact ? now + clock_ms_to_ns(block_ms) : 0;
+	if (lock_may_lead(l, next, block_ms, is_exact) &&
+	    (rc = lock_wait_behind(l, next, argv, lens, block_ms,
+	    own != NULL)) != -1) {
+		free(own);
+		return (rc);
+	}
 	/* On every server at once; the first wake-up is enough. */
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
@@ -112,6 +134,133 @@ lock_wait_for_release(struct lock *l, int64_t deadline_ns)
 	free(replies);
 	free(results);
 	return (rc);
+}
+
+/*
+ * Whether the next attempt may go behind the wait (struct lock_next): on
+ * one server only (with several, the first wake-up ends the wait on all,
+ * and an attempt queued behind another's BZPOPMIN would run late, or not
+ * at all), when the wait ends on the server's own timeout rather than
+ * ours (is_exact: we would have to cut it off), and when it is short
+ * enough next to the TTL: the attempt's validity counts from its sending,
+ * at the start of the wait.  At the default TTL (30 s) every wait that
+ * the fallback poll bounds qualifies.
+ */
+static int
+lock_may_lead(const struct lock *l, const struct lock_next *next,
+    int64_t block_ms, int is_exact)
+{
+	return (next != NULL && l->nconns == 1 && !is_exact &&
+	    block_ms * LOCK_LEAD_TTL_SHARE <= l->spec.ttl_ms &&
+	    conn_can_lead(l->conns[0]));
+}
+
+/*
+ * A signalfd for the end signals that waiting lets through (the caller's
+ * mask, spec.wait_mask): held while an attempt is in flight behind the
+ * wait, they stop it instead.  -2 when no such signal is to be watched,
+ * -1 on failure (then the wait goes without an attempt behind it).
+ */
+static int
+lock_stop_fd(const struct lock *l)
+{
+	sigset_t	set;
+	int		i, any = 0, fd;
+
+	if (l->spec.wait_mask == NULL)
+		return (-2);
+	if (sigemptyset(&set) == -1)
+		return (-1);
+	for (i = 0; endsig_list[i] != 0; i++)
+		if (sigismember(l->spec.wait_mask, endsig_list[i]) == 0) {
+			if (sigaddset(&set, endsig_list[i]) == -1)
+				return (-1);
+			any = 1;
+		}
+	if (!any)
+		return (-2);
+	if ((fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+		log_debug("signalfd: %s", strerror(errno));
+	return (fd);
+}
+
+/*
+ * The wait of lock_wait_for_release(), with the next attempt sent behind
+ * it in the same write: the server runs it the moment it wakes us (or the
+ * wait times out), a round trip sooner than we could.  Returns what
+ * lock_wait_for_release() does, or -1 if it could not be set up (then
+ * nothing was sent).
+ */
+static int
+lock_wait_behind(struct lock *l, struct lock_next *next, const char **argv,
+    const size_t *lens, int64_t block_ms, int has_own)
+{
+	struct conn_lead	lead;
+	int			fd, rc;
+
+	if ((fd = lock_stop_fd(l)) == -1)
+		return (-1);
+	memset(&lead, 0, sizeof(lead));
+	lead.argc = 3;
+	lead.argv = argv;
+	lead.lens = lens;
+	lead.block_ns = clock_ms_to_ns(block_ms);
+	/* A queued waiter's or reader's own key ends with its token. */
+	lead.secret_arg = has_own ? 1 : 0;
+	lead.secret_from = l->wake_prefix_len;
+	lead.stop_fd = fd >= 0 ? fd : -1;
+	next->sent_ns = clock_mono_ns();
+	next->answered = lock_call_behind(l, &lead, next->script, next->argc,
+	    next->argv, &next->rd);
+	next->is_sent = 1;
+	if (fd >= 0)
+		(void)close(fd);
+	rc = lock_behind_outcome(l, next, &lead, has_own);
+	if (lead.reply != NULL)
+		freeReplyObject(lead.reply);
+	return (rc);
+}
+
+/*
+ * What a wait with the attempt behind it came to.  Stopped by a signal
+ * that would end us: the attempt's fate is unknown, so give back what it
+ * may have taken and leave the queue, then let the signal act (as it
+ * would have during a plain wait).  Superseded (a note in our own key):
+ * undo an attempt that did not see it (it came after the note was
+ * popped).  Otherwise 0: the caller judges the attempt, which a lost
+ * reply makes doubtful there like any other.
+ */
+static int
+lock_behind_outcome(struct lock *l, struct lock_next *next,
+    struct conn_lead *lead, int has_own)
+{
+	const redisReply	*r = next->rd.replies[0];
+	int			 is_note, was_superseded;
+
+	if (lead->result == CONN_SERVER_ERROR) {
+		/* Redis before 6.0 takes whole seconds: poll. */
+		log_debug("%s; polling instead", conn_error(l->conns[0]));
+		l->cannot_block = 1;
+	}
+	is_note = has_own && lead->result == CONN_OK &&
+	    lock_wake_note(l, lead->reply);
+	if (!lead->is_stopped && !is_note)
+		return (0);
+	was_superseded = r != NULL && r->type == REDIS_REPLY_ARRAY &&
+	    r->elements > 0 && r->element[0]->type == REDIS_REPLY_INTEGER &&
+	    r->element[0]->integer == 2;
+	lock_round_free(l, &next->rd);
+	next->is_sent = 0;
+	if (!was_superseded) {
+		lock_forget_attempt(l, next->argv, next->argc, 0);
+		lock_leave_queue(l);
+	}
+	if (is_note)
+		return (EXIT_SUPERSEDED);
+	if (endsig_pending() != 0)
+		/* It ends us here, at once: nothing of the lock is ours. */
+		clock_sleep_masked_ns(clock_ms_to_ns(1), l->spec.wait_mask);
+	return (0);
 }
 
 /* The pause after a split vote (LOCK_SPLIT_PAUSE_MS); 0 to try again. */

@@ -328,6 +328,19 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
 }
 
 /*
+ * lock_call() on the one server, with lead sent ahead of the script in the
+ * same write (conn_set_lead()), and no cap but the servers' own timeouts:
+ * the caller judges the reply by when it was sent.
+ */
+size_t
+lock_call_behind(struct lock *l, struct conn_lead *lead, struct script *s,
+    int nargs, const char **argv, struct lock_round *rd)
+{
+	conn_set_lead(l->conns[0], lead);
+	return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, 0, rd));
+}
+
+/*
  * Servers that said "try again" (LOADING after a restart, BUSY with a slow
  * script, a failover in progress) are asked again, with a growing pause,
  * until the I/O timeout has passed since the first try, or the call's cap.

@@ -389,10 +389,35 @@ void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
 const char *conn_display(const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
+/*
+ * A blocking command sent ahead of the next command on one connection, in
+ * the same write (a waiter's BZPOPMIN, with its next attempt behind it:
+ * the server runs the attempt the moment it wakes the waiter, instead of
+ * a round trip later).  Its reply is kept here, not checked.  While it
+ * blocks, the poll loop holds every signal (the command behind it may
+ * take a lock) and watches stop_fd instead: readable, it stops, and the
+ * connection is closed with the command's outcome unknown.  Not for
+ * Sentinel or Cluster connections: a lead is not resent or redirected.
+ */
+struct redisReply;
+struct conn_lead {
+	int		 argc;
+	const char	**argv;
+	const size_t	*lens;
+	int64_t		 block_ns;	/* how long the server may hold it */
+	int		 secret_arg;	/* for -v -v, as conn_set_secret() */
+	size_t		 secret_from;
+	int		 stop_fd;	/* -1: none */
+	/* what came back */
+	int		 is_stopped;	/* stop_fd was readable */
+	int		 result;	/* enum conn_result; -1: no reply */
+	struct redisReply *reply;	/* the caller frees it */
+};
+void	 conn_set_lead(struct conn *, struct conn_lead *);
+int	 conn_can_lead(const struct conn *);
 void	 conn_set_secret(struct conn *, int, size_t);
 int	 conn_exit_code(int);
 const char *conn_hiredis_version(void);
-struct redisReply;
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);
 int	 conn_cluster_masters(struct conn *, int64_t, struct conn ***,

@@ -65,6 +65,20 @@
 	"local function server_now()\n"				\
 	"  local t = redis.call('TIME')\n"				\
 	"  return t[1] * 1000 + math.floor(t[2] / 1000)\n"		\
+	"end\n"							\
+	LUA_ACQUIRED_AT
+
+/*
+ * A take's acquired-at: the client's wall clock (acquire's ARGV[6]), or
+ * the server's (now, if the script has asked it already) when the client
+ * sent '': an attempt sent behind a wait (lock-wait.c) runs long after
+ * the client could have read its clock.
+ */
+#define LUA_ACQUIRED_AT							\
+	"local function acquired_at(now)\n"				\
+	"  if ARGV[6] ~= '' then return ARGV[6] end\n"			\
+	"  return string.format('%d', (now or 0) > 0 and now or"	\
+	" server_now())\n"						\
 	"end\n"
 
 /*

@@ -75,7 +75,7 @@
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
 	"local function mode_take(token, ttl, now, f)\n"		\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
-	"  set_meta(f)\n"						\
+	"  set_meta(f, now)\n"					\
 	"  redis.call('ZREM', KEYS[9], token)\n"			\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -122,10 +122,10 @@
 
 /* The holder's metadata, from acquire's ARGV (see scripts-lua.h). */
 #define LUA_MUTEX_SET_META						\
-	"local function set_meta(f)\n"					\
+	"local function set_meta(f, now)\n"				\
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
-	"    'since', ARGV[6], 'ttl', ARGV[2],\n"				\
+	"    'since', acquired_at(now), 'ttl', ARGV[2],\n"			\
 	"    'listens', ARGV[15] or '0')\n"				\
 	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
 	"end\n"

@@ -70,7 +70,7 @@
 	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
-	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
+	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
 	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
 	"    ARGV[15] or '0', 'limit', limit)\n"			\
 	"  keep(now)\n"						\

@@ -212,7 +212,7 @@
 	"  redis.call('ZADD', KEYS[7], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[8], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
-	"    token .. ':command', ARGV[5], token .. ':since', ARGV[6],\n"\
+	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
 	"    token .. ':ttl', ARGV[2])\n"				\
 	"  redis.call('ZREM', KEYS[10], token)\n"			\
 	"  rd_keep(now)\n"						\

@@ -151,6 +151,33 @@ release_in_turn() {
 	[ ! -e "$D/three" ]
 }
 
+@test "--queue latest: a waiter superseded while the lock lay free leaves no place in the queue, though its attempt behind the wait came after the note" {
+	local one two
+	hold
+	start_bg one run k --queue latest --order 1 -- touch "$D/one"
+	one=$BG_PID
+	wait_until queue_len_is 1
+	wait_until blocked_at_least 1
+	# The holder's lock goes without a release (as at its expiry): nobody
+	# is woken, so the newcomer finds the lock free and takes it, leaving
+	# the older waiter its note.  That waiter's next attempt, sent behind
+	# its BZPOPMIN, runs once the note is popped, finds the queue empty,
+	# and would queue it again.
+	rcli main DEL k >/dev/null
+	start_bg two run k --queue latest --order 2 -- \
+	    sh -c 'while [ ! -e "$1/stop" ]; do sleep 0.05; done' sh "$D"
+	two=$BG_PID
+	wait_bg "$one"
+	assert_equal "$BG_STATUS" 80
+	assert_equal "$(cat "$D/one.err")" "$(superseded_line "$two")"
+	# Out of line at once, not after its lease.
+	queue_len_is 0
+	[ ! -e "$D/one" ]
+	touch "$D/stop"
+	wait_bg "$two"
+	assert_equal "$BG_STATUS" 0
+}
+
 # --- --skip-outdated -------------------------------------------------------
 
 @test "--skip-outdated runs only orders above the last completed one, and exit 0 only counts" {
