@@ -12,7 +12,9 @@
  * head of the queue.  Each block is bounded by the holder's remaining TTL
  * (an expiry sends no wake-up) and by a slow, jittered fallback poll: the
  * last resort for a wake-up lost because the waiter it went to died before
- * using it.
+ * using it.  With one server, the next attempt goes in the same write as
+ * the BZPOPMIN (lock_wait_behind()): the server runs it in the step that
+ * wakes the waiter, and the lock is the waiter's before it has woken.
  */
 
 #include <sys/signalfd.h>
