@@ -156,6 +156,29 @@ meta_pid_is() { [ "$(rcli main HGET '{k}:meta' pid)" = "$1" ]; }
 	key_gone main k
 }
 
+@test "a SIGTERM that comes with the take behind the wait: the lock is given back, the command never runs, the waiter dies of it" {
+	local tok
+	run --separate-stderr redlock-cli acquire k -t 30s
+	assert_success
+	tok=$output
+	start_bg w run k -w 60s -- touch "$D/ran"
+	wait_until blocked_at_least 1
+	kill -STOP "$BG_PID"
+	run --separate-stderr redlock-cli release k --token "$tok"
+	assert_success
+	if ! wait_until key_exists main k || ! meta_pid_is "$BG_PID"; then
+		kill -CONT "$BG_PID"
+		fail "the lock was not taken for the stopped waiter"
+	fi
+	# Both at once when it runs again: the take's reply and the signal.
+	kill -TERM "$BG_PID"
+	kill -CONT "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 143
+	[ ! -e "$D/ran" ]
+	key_gone main k || fail "the lock was left: PTTL $(pttl k)"
+}
+
 @test "a take behind a wait is stamped with when it was taken, not when the wait began" {
 	local t0 since
 	start_bg h run k -- sleep 1.5
