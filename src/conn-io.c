@@ -20,10 +20,10 @@ static size_t	 conn_digits(size_t);
 static char	*conn_resp_header(char *, char, size_t);
 static void	 conn_append(struct conn *, int, const char **,
 		     const size_t *);
-static void	 conn_log_secret(const struct conn *, char *, size_t,
-		     const char *, size_t);
+static void	 conn_log_secret(char *, size_t, const char *, size_t,
+		     size_t);
 static void	 conn_log_command(struct conn *, int, const char **,
-		     const size_t *);
+		     const size_t *, int, size_t);
 static void	 conn_begin(struct conn *, int, const char **,
 		     const size_t *, int64_t);
 static void	 conn_reset(struct conn *, int64_t);
@@ -111,12 +111,15 @@ conn_resp_header(char *p, char kind, size_t v)
 	return (p);
 }
 
-/* A secret argument, for -v -v: its public start, then the secret cut. */
+/*
+ * A secret argument, for -v -v: its public start (secret_from bytes),
+ * then the secret cut.
+ */
 static void
-conn_log_secret(const struct conn *c, char *dst, size_t dstlen,
-    const char *arg, size_t len)
+conn_log_secret(char *dst, size_t dstlen, const char *arg, size_t len,
+    size_t secret_from)
 {
-	size_t from = c->secret_from < len ? c->secret_from : 0;
+	size_t from = secret_from < len ? secret_from : 0;
 	size_t used;
 
 	log_sanitize(dst, dstlen, arg, from);
@@ -124,9 +127,10 @@ conn_log_secret(const struct conn *c, char *dst, size_t dstlen,
 	log_shorten(dst + used, dstlen - used, arg + from, len - from);
 }
 
+/* -v -v: a command, its argument secret_arg (0: none) cut. */
 static void
 conn_log_command(struct conn *c, int argc, const char **argv,
-    const size_t *lens)
+    const size_t *lens, int secret_arg, size_t secret_from)
 {
 	char	 line[1024], arg[128];
 	size_t	 used = 0;
@@ -136,8 +140,9 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 		return;
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
-		if (i == c->secret_arg)
-			conn_log_secret(c, arg, sizeof(arg), argv[i], lens[i]);
+		if (i == secret_arg && i > 0)
+			conn_log_secret(arg, sizeof(arg), argv[i], lens[i],
+			    secret_from);
 		else
 			/* Script bodies are long and secret-free: show their
 			 * start. */
@@ -303,15 +308,10 @@ static void
 conn_append_lead(struct conn *c)
 {
 	struct conn_lead	*ld = c->lead;
-	int			 arg = c->secret_arg;
-	size_t			 from = c->secret_from;
 
 	conn_append(c, ld->argc, ld->argv, ld->lens);
-	c->secret_arg = ld->secret_arg;
-	c->secret_from = ld->secret_from;
-	conn_log_command(c, ld->argc, ld->argv, ld->lens);
-	c->secret_arg = arg;
-	c->secret_from = from;
+	conn_log_command(c, ld->argc, ld->argv, ld->lens, ld->secret_arg,
+	    ld->secret_from);
 	c->lead_replies = 1;
 }
 
@@ -350,10 +350,12 @@ conn_send(struct conn *c)
 		conn_append_lead(c);
 	if (c->is_fallback) {
 		conn_append(c, c->alt_argc, c->alt_argv, c->alt_lens);
-		conn_log_command(c, c->alt_argc, c->alt_argv, c->alt_lens);
+		conn_log_command(c, c->alt_argc, c->alt_argv, c->alt_lens,
+		    c->secret_arg, c->secret_from);
 	} else {
 		conn_append(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
-		conn_log_command(c, c->cmd_argc, c->cmd_argv, c->cmd_lens);
+		conn_log_command(c, c->cmd_argc, c->cmd_argv, c->cmd_lens,
+		    c->secret_arg, c->secret_from);
 	}
 	if (c->fd != -1)
 		return (CONN_V_WRITE);

@@ -430,7 +430,6 @@ lock_acquire(struct lock *l)
 	}
 	lock_attempt_args(l, &a);
 	memset(&next, 0, sizeof(next));
-	next.script = l->scripts->acquire;
 	next.argc = a.argc;
 	memcpy(next.argv, a.argv, sizeof(next.argv));
 	next.argv[5] = "";	/* acquired-at: the server's clock */

@@ -134,7 +134,6 @@ struct lock_round {
  * server's clock then, since ours at sending may be long before.
  */
 struct lock_next {
-	struct script	*script;	/* acquire */
 	int		 argc;
 	const char	*argv[15];
 	int		 is_sent;	/* the wait sent it: what follows is its */

@@ -51,6 +51,7 @@
 #define LOCK_LEAD_TTL_SHARE	8
 
 static int	 lock_split_pause(const struct lock *, int64_t);
+static void	 lock_poll_instead(struct lock *, const char *, size_t);
 static int	 lock_may_lead(const struct lock *, const struct lock_next *,
 		     int64_t, int);
 static int	 lock_stop_fd(const struct lock *);
@@ -212,8 +213,8 @@ lock_wait_behind(struct lock *l, struct lock_next *next, const char **argv,
 	lead.secret_from = l->wake_prefix_len;
 	lead.stop_fd = fd >= 0 ? fd : -1;
 	next->sent_ns = clock_mono_ns();
-	next->answered = lock_call_behind(l, &lead, next->script, next->argc,
-	    next->argv, &next->rd);
+	next->answered = lock_call_behind(l, &lead, l->scripts->acquire,
+	    next->argc, next->argv, &next->rd);
 	next->is_sent = 1;
 	if (fd >= 0)
 		(void)close(fd);
@@ -239,11 +240,8 @@ lock_behind_outcome(struct lock *l, struct lock_next *next,
 	const redisReply	*r = next->rd.replies[0];
 	int			 is_note, was_superseded;
 
-	if (lead->result == CONN_SERVER_ERROR) {
-		/* Redis before 6.0 takes whole seconds: poll. */
-		log_debug("%s; polling instead", conn_error(l->conns[0]));
-		l->cannot_block = 1;
-	}
+	if (lead->result == CONN_SERVER_ERROR)
+		lock_poll_instead(l, lead->reply->str, lead->reply->len);
 	is_note = has_own && lead->result == CONN_OK &&
 	    lock_wake_note(l, lead->reply);
 	if (!lead->is_stopped && !is_note)
@@ -263,6 +261,20 @@ lock_behind_outcome(struct lock *l, struct lock_next *next,
 		/* It ends us here, at once: nothing of the lock is ours. */
 		clock_sleep_masked_ns(clock_ms_to_ns(1), l->spec.wait_mask);
 	return (0);
+}
+
+/*
+ * A BZPOPMIN refused (why: its error): Redis before 6.0 takes whole
+ * seconds only, so this waiter polls from now on.
+ */
+static void
+lock_poll_instead(struct lock *l, const char *why, size_t len)
+{
+	char text[256];
+
+	log_sanitize(text, sizeof(text), why, len);
+	log_debug("%s; polling instead", text);
+	l->cannot_block = 1;
 }
 
 /* The pause after a split vote (LOCK_SPLIT_PAUSE_MS); 0 to try again. */
@@ -338,10 +350,8 @@ lock_wait_outcome(struct lock *l, int has_own, redisReply **replies,
 	}
 	for (i = 0; rc == -1 && i < l->nconns; i++) {
 		if (results[i] == CONN_SERVER_ERROR) {
-			/* Redis before 6.0 takes whole seconds: poll. */
-			log_debug("%s; polling instead",
-			    conn_error(l->conns[i]));
-			l->cannot_block = 1;
+			lock_poll_instead(l, conn_error(l->conns[i]),
+			    strlen(conn_error(l->conns[i])));
 			rc = 0;
 		}
 	}

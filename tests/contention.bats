@@ -131,7 +131,12 @@ EOF
 # The holder of k on main, by its metadata: pid.
 meta_pid_is() { [ "$(rcli main HGET '{k}:meta' pid)" = "$1" ]; }
 
-@test "a waiter's next attempt waits at the server behind its BZPOPMIN: the release's wake-up takes the lock for it even while it is stopped" {
+# taken_while_stopped: a waiter (BG_PID) for a held k that is stopped
+# (SIGSTOP) before the holder releases; the server must take the lock for
+# it all the same, since its attempt waits there behind its BZPOPMIN.  A
+# waiter that sent its attempt only once woken would leave the lock free
+# until it runs again.  The waiter stays stopped; $D/ran is its command's.
+taken_while_stopped() {
 	local tok
 	run --separate-stderr redlock-cli acquire k -t 30s
 	assert_success
@@ -141,14 +146,15 @@ meta_pid_is() { [ "$(rcli main HGET '{k}:meta' pid)" = "$1" ]; }
 	kill -STOP "$BG_PID"
 	run --separate-stderr redlock-cli release k --token "$tok"
 	assert_success
-	# Taken by the server for the stopped waiter: its attempt was there
-	# already.  A waiter that sends its attempt once woken would leave the
-	# lock free until it runs again.
 	if ! wait_until key_exists main k || ! meta_pid_is "$BG_PID"; then
 		kill -CONT "$BG_PID"	# or teardown's SIGTERM waits forever
 		fail "the lock was not taken for the stopped waiter"
 	fi
 	[ ! -e "$D/ran" ]
+}
+
+@test "a waiter's next attempt waits at the server behind its BZPOPMIN: the release's wake-up takes the lock for it even while it is stopped" {
+	taken_while_stopped
 	kill -CONT "$BG_PID"
 	wait_bg "$BG_PID"
 	assert_equal "$BG_STATUS" 0
@@ -157,19 +163,7 @@ meta_pid_is() { [ "$(rcli main HGET '{k}:meta' pid)" = "$1" ]; }
 }
 
 @test "a SIGTERM that comes with the take behind the wait: the lock is given back, the command never runs, the waiter dies of it" {
-	local tok
-	run --separate-stderr redlock-cli acquire k -t 30s
-	assert_success
-	tok=$output
-	start_bg w run k -w 60s -- touch "$D/ran"
-	wait_until blocked_at_least 1
-	kill -STOP "$BG_PID"
-	run --separate-stderr redlock-cli release k --token "$tok"
-	assert_success
-	if ! wait_until key_exists main k || ! meta_pid_is "$BG_PID"; then
-		kill -CONT "$BG_PID"
-		fail "the lock was not taken for the stopped waiter"
-	fi
+	taken_while_stopped
 	# Both at once when it runs again: the take's reply and the signal.
 	kill -TERM "$BG_PID"
 	kill -CONT "$BG_PID"
