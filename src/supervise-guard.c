@@ -87,6 +87,7 @@ static void	 supervise_guard_request(struct guard *);
 static void	 supervise_guard_signal(struct guard *, int, int);
 static void	 supervise_guard_sweep(struct guard *);
 static void	 supervise_guard_wait(struct guard *, int);
+deadfn static void supervise_guard_linger(struct guard *);
 
 /*
  * In redlock-cli: start the guardian, which starts the command; wait for
@@ -243,8 +244,8 @@ supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 
 /*
  * Tell redlock-cli (event, with the command's status, left and is_last:
- * this is our last word, nothing of the job runs any more, and we are
- * about to exit, so it need not wait for that).  It waits in
+ * this is our last word, nothing of the job runs any more, and we exit
+ * once it closes its end, so it need not wait for that).  It waits in
  * sigtimedwait() for SIGCHLD, so it is woken with one: a message is news
  * about its child.  Only while it is still our parent, so alive, its pid
  * not someone else's.  If it is gone, the EOF that poll() sees next says
@@ -301,8 +302,10 @@ supervise_guard_reap(struct guard *g)
 
 /*
  * After a SIGCHLD.  Once the command has exited: say so, with how many
- * processes it left running, and exit when nothing is left, or at once
- * with --release-on-exit (what is left is then re-parented upwards).
+ * processes it left running, and exit when nothing is left (if that was
+ * our word, once redlock-cli has released the lock:
+ * supervise_guard_linger()), or at once with --release-on-exit (what is
+ * left is then re-parented upwards).
  */
 static void
 supervise_guard_reaped(struct guard *g)
@@ -315,11 +318,43 @@ supervise_guard_reaped(struct guard *g)
 	done = supervise_guard_reap(g);
 	if (!g->is_cmd_reaped)
 		return;
-	if (!g->is_told)
+	if (!g->is_told) {
 		supervise_guard_tell(g, SUPERVISE_EXITED, done ? 0 :
 		    supervise_proc_signal_descendants(g->self, 0, 0), done);
+		if (done)
+			supervise_guard_linger(g);
+	}
+	/* Told before that some were left: our exit is the news now. */
 	if (done || g->release_on_exit)
 		_exit(EXIT_OK);
+}
+
+/*
+ * Nothing of the job is left, and redlock-cli has been told: it releases
+ * the lock now.  Our exit unmaps a copy of redlock-cli, a tenth of a
+ * millisecond or more, and the scheduler often runs the process we have
+ * just woken on our CPU, after us: exiting now delayed the release, and
+ * so the next holder, by that much (bench/README.md, "Queues").  So wait
+ * until redlock-cli closes its end, which it does once the lock is
+ * released (or it died), and exit then, while the next holder starts.  A
+ * request meanwhile has nothing left to act on.
+ */
+static void
+supervise_guard_linger(struct guard *g)
+{
+	struct supervise_req	r;
+	struct pollfd		pfd;
+	ssize_t			n;
+
+	pfd.fd = g->fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		if (poll(&pfd, 1, -1) == -1 && errno != EINTR)
+			_exit(EXIT_OK);
+		n = recv(g->fd, &r, sizeof(r), MSG_DONTWAIT);
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+			_exit(EXIT_OK);
+	}
 }
 
 /* One request from redlock-cli, or its end. */

@@ -47,8 +47,8 @@ enum supervise_event {
 	SUPERVISE_STOPPED,	/* the command was stopped (Ctrl-Z) */
 	SUPERVISE_EXITED	/* status: its wait status; left: how many
 				 * processes of the job still run (-1: not
-				 * known); is_last: none, the guardian is
-				 * exiting too */
+				 * known); is_last: none, the guardian
+				 * exits when our end closes */
 };
 
 struct supervise_msg {

@@ -207,13 +207,14 @@ supervise_guard_gone(struct supervisor *s)
 /*
  * Is the job over?  1 once the command and every process it started have
  * exited (the guardian's last word, or its end), or only the command with
- * --release-on-exit.  The guardian then exits by itself; not waiting for
- * that keeps its exit off the way of `run k -- true`.  Checked before the
- * lock is declared lost, so a job that ended while a renewal was still
- * trying is not reported as cut short: a renewal never runs past the
- * lock's validity, so it ended in time.  Asked only after a SIGCHLD
- * (may_have_changed), not at every wake-up: an idle hold should cost
- * only its renewals (bench/README.md, "idle").
+ * --release-on-exit.  The guardian then exits by itself (once we close
+ * our end, after the release); not waiting for that keeps its exit off
+ * the way of `run k -- true`.  Checked before the lock is declared lost,
+ * so a job that ended while a renewal was still trying is not reported as
+ * cut short: a renewal never runs past the lock's validity, so it ended
+ * in time.  Asked only after a SIGCHLD (may_have_changed), not at every
+ * wake-up: an idle hold should cost only its renewals (bench/README.md,
+ * "idle").
  */
 int
 supervise_reap(struct supervisor *s)

@@ -14,6 +14,8 @@
 #   a lost lock: a stray in another session gets the signal, and SIGKILL
 #	at the lock's expiry if it ignores that
 #   the guardian itself killed: what is left of the job is killed
+#   the guardian's own end: it waits for the release, and is gone with
+#	redlock-cli, also when redlock-cli is killed while it releases
 #
 # The job's processes write their pids to $D/pids (one line each, before
 # they exec or wait); "gone" is proc_gone (a zombie counts: it has ended).
@@ -36,11 +38,13 @@ setup() {
 	write_stray
 }
 
-# Our runs first, then whatever they recorded, by pid.
+# Our runs first, then whatever they recorded, by pid; never leave the
+# server stopped.
 teardown() {
 	local pid
+	kill -CONT "$(redis_pid tree)" 2>/dev/null || true
 	kill_bg_runs
-	for pid in $(cat "$D/pids" "$D/cmdpid" 2>/dev/null); do
+	for pid in $(cat "$D/pids" "$D/cmdpid" "$D/guard" 2>/dev/null); do
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 }
@@ -245,4 +249,28 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	refute_key tree k
 	bg_stderr runner
 	assert_stderr_line "redlock-cli: the command's guardian (pid $guard) was killed by SIGKILL: killing what is left of the job"
+}
+
+@test "once run has exited, the command's guardian is gone too" {
+	start_bg runner run k -c "echo \$PPID >'$D/guard'"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	wait_until proc_gone "$(cat "$D/guard")" ||
+	    fail "the guardian outlived run"
+}
+
+# The guardian's exit is kept out of the way of the release (it waits for
+# redlock-cli to close its end), but never outlives redlock-cli.
+@test "the guardian waits for the release, and exits when redlock-cli is killed while it releases" {
+	local guard
+	start_bg runner run k -c "echo \$PPID >'$D/guard'; echo \$\$ >'$D/cmdpid'; kill -STOP $(redis_pid tree)"
+	wait_until test -s "$D/cmdpid"
+	wait_until proc_gone "$(cat "$D/cmdpid")"
+	guard=$(cat "$D/guard")
+	sleep 0.3
+	proc_alive "$BG_PID" || fail "run did not wait for the frozen server's answer"
+	proc_alive "$guard" || fail "the guardian exited before the lock was released"
+	kill -KILL "$BG_PID"
+	wait_until proc_gone "$guard" || fail "the guardian outlived redlock-cli"
+	kill -CONT "$(redis_pid tree)"
 }
