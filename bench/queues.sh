@@ -20,19 +20,13 @@
 
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 RL=${REDLOCK_CLI:-$ROOT/redlock-cli}
 N=${BENCH_QN:-20}
 HOLD=${BENCH_HOLD:-20}
 TTL=${BENCH_TTL:-10}
-TMP=$(mktemp -d)
-RPID=""
-
-cleanup() {
-	[[ -z $RPID ]] || kill "$RPID" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-die() { echo "bench/queues.sh: $*" >&2; exit 1; }
+bench_setup bench/queues.sh
 
 HELPER="$TMP/helper"
 "${CC:-cc}" -O2 -static -o "$HELPER" "$ROOT/bench/helper.c" 2>/dev/null ||
@@ -56,46 +50,9 @@ tcp) export REDLOCK_URL="redis://127.0.0.1:$PORT" ;;
 esac
 rcli() { redis-cli -p "$PORT" "$@"; }
 now_us() { REPLY=${EPOCHREALTIME/./}; }
-blocked() { rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
-# until CMD...: poll every 5 ms, for 5 s at most.
-until_ok() {
-	local i
-	for ((i = 0; i < 1000; i++)); do
-		"$@" && return 0
-		sleep 0.005
-	done
-	die "timed out: $*"
-}
-at_least_blocked() { (($(blocked) >= $1)); }
-exists() { [[ -e $1 ]]; }
 key_held() { [[ $(rcli EXISTS "$1") == 1 ]]; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
-
-# One hand-off under TOOL (flock, fifo, latest): the gap in microseconds.
-handoff() {
-	local tool=$1 d="$TMP/h.$1" h w
-	rm -f "$d".*
-	case $tool in
-	flock) flock "$TMP/flock" "$HELPER" hold "$d.held" "$d.go" "$d.end" & ;;
-	*) "$RL" run bench:q:$tool --queue "$tool" -- "$HELPER" hold "$d.held" "$d.go" "$d.end" & ;;
-	esac
-	h=$!
-	until_ok exists "$d.held"
-	case $tool in
-	flock) flock "$TMP/flock" "$HELPER" stamp "$d.start" &
-	    w=$!
-	    until_ok grep -q -- '->' /proc/locks ;;
-	*) "$RL" run bench:q:$tool --queue "$tool" -- "$HELPER" stamp "$d.start" &
-	    w=$!
-	    # (a latest holder listens: one client blocked already)
-	    until_ok at_least_blocked "$([[ $tool == latest ]] && echo 2 || echo 1)" ;;
-	esac
-	sleep "0.$((150 + RANDOM % 500))"
-	: >"$d.go"
-	wait "$h" "$w"
-	echo $(($(<"$d.start") - $(<"$d.end")))
-}
 
 # A newer waiter's start -> the superseded one's exit, in microseconds.
 supersede() {

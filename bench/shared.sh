@@ -16,32 +16,15 @@ set -euo pipefail
 export LC_ALL=C
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 RL=${REDLOCK_CLI:-$ROOT/redlock-cli}
 RUNS=${BENCH_SHARED_RUNS:-3}
 ROUNDS=${BENCH_SHARED_ROUNDS:-20}
 CYCLES=${BENCH_SHARED_CYCLES:-50}
-TMP=$(mktemp -d)
-RPID=
-
-cleanup() {
-	[ -n "$RPID" ] && kill "$RPID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_setup bench/shared.sh
 
 now_ms() { local t=${EPOCHREALTIME/./}; REPLY=$((t / 1000)); }
-
-start_redis() {
-	redis-server --port 0 --unixsocket "$TMP/sock" --unixsocketperm 700 \
-	    --save '' --appendonly no --daemonize yes --pidfile "$TMP/pid" \
-	    --dir "$TMP" --logfile "$TMP/log" </dev/null >/dev/null
-	for _ in $(seq 100); do
-		redis-cli -s "$TMP/sock" PING >/dev/null 2>&1 && break
-		sleep 0.05
-	done
-	RPID=$(cat "$TMP/pid")
-	export REDLOCK_URL="unix://$TMP/sock"
-}
 
 # one TOOL MODE CMD...: one locked command, by redlock-cli or flock.
 one() {
@@ -76,8 +59,8 @@ rate() {
 	    'BEGIN { printf "%.1f\n", n * 1000 / ms }'
 }
 
-# handoff: flock's hand-off, ms from a holder's end to a waiter's start.
-handoff() {
+# flock_handoff: flock's hand-off, ms from a holder's end to a waiter's start.
+flock_handoff() {
 	flock -x "$TMP/flock" sh -c "sleep 0.1; date +%s%3N >$TMP/end" &
 	sleep 0.03
 	flock -x "$TMP/flock" sh -c "date +%s%3N >$TMP/start"
@@ -120,7 +103,7 @@ one_run() {
 	f=$(rate flock s s s s s s s s)
 	echo "S1 readers: redlock-cli $r/s, flock -s $f/s, ratio $(awk \
 	    -v a="$r" -v b="$f" 'BEGIN { printf "%.2f", a / b }')"
-	hand=$(for _ in $(seq 10); do handoff; done | medmax)
+	hand=$(for _ in $(seq 10); do flock_handoff; done | medmax)
 	for _ in $(seq "$ROUNDS"); do stream redlock; done >"$TMP/s2"
 	w=$(cut -d' ' -f1 "$TMP/s2" | medmax)
 	hold=$(cut -d' ' -f2 "$TMP/s2" | medmax)
