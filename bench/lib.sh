@@ -22,7 +22,7 @@ bench_cleanup() {
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
 
 # start_redis: a throwaway redis-server on the unix socket $TMP/sock,
-# RPID its pid (for the caller's cleanup), REDLOCK_URL exported to it.
+# RPID its pid (stop_redis stops it), REDLOCK_URL exported to it.
 start_redis() {
 	redis-server --port 0 --unixsocket "$TMP/sock" --unixsocketperm 700 \
 	    --save '' --appendonly no --daemonize yes --pidfile "$TMP/pid" \
@@ -31,7 +31,6 @@ start_redis() {
 		redis-cli -s "$TMP/sock" PING >/dev/null 2>&1 && break
 		sleep 0.05
 	done
-	# shellcheck disable=SC2034 # the caller stops it
 	RPID=$(cat "$TMP/pid")
 	export REDLOCK_URL="unix://$TMP/sock"
 }
