@@ -337,22 +337,18 @@ supervise_guard_reaped(struct guard *g)
  * so the next holder, by that much (bench/README.md, "Queues").  So wait
  * until redlock-cli closes its end, which it does once the lock is
  * released (or it died), and exit then, while the next holder starts.  A
- * request meanwhile has nothing left to act on.
+ * request meanwhile has nothing left to act on.  Nothing else can wake
+ * us: every signal is blocked, and no child is left.
  */
 static void
 supervise_guard_linger(struct guard *g)
 {
 	struct supervise_req	r;
-	struct pollfd		pfd;
 	ssize_t			n;
 
-	pfd.fd = g->fd;
-	pfd.events = POLLIN;
 	for (;;) {
-		if (poll(&pfd, 1, -1) == -1 && errno != EINTR)
-			_exit(EXIT_OK);
-		n = recv(g->fd, &r, sizeof(r), MSG_DONTWAIT);
-		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		n = recv(g->fd, &r, sizeof(r), 0);
+		if (n == 0 || (n == -1 && errno != EINTR))
 			_exit(EXIT_OK);
 	}
 }
