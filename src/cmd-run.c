@@ -16,7 +16,7 @@ static void	 cmd_run_jitter(int64_t);
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
 		     char **, const sigset_t *, struct lock **);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
-		     char **, const sigset_t *, int64_t);
+		     char **, const sigset_t *, int64_t, struct supervise_pre *);
 static int	 cmd_run_outdated(struct lock *, const struct cmd_args *);
 
 static const int cmd_run_options[] = {
@@ -87,12 +87,13 @@ cmd_run_jitter(int64_t jitter_ms)
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct lock	*l = NULL;
-	sigset_t	 caller;
-	char		*shell_argv[4], **argv;
-	int64_t		 start, waited_ms;
-	int		 rc;
-	char		 took[32];
+	struct lock		*l = NULL;
+	struct supervise_pre	 pre = { -1, -1 };
+	sigset_t		 caller;
+	char			*shell_argv[4], **argv;
+	int64_t			 start, waited_ms;
+	int			 rc;
+	char			 took[32];
 
 	if (a->shell_command != NULL) {
 		shell_argv[0] = "/bin/sh";
@@ -108,16 +109,24 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
+	/* A run that may wait has its guardian ready meanwhile: the command
+	 * then starts as soon as the lock is ours (supervise_pre_start). */
+	if (a->wait_ms != 0)
+		supervise_pre_start(&pre, argv, a->key, &caller,
+		    a->release_on_exit);
 	/* Not taken: run's status, which may be 0 too (-E 0,
 	 * --superseded-exit-code 0). */
 	rc = cmd_run_take(g, a, argv, &caller, &l);
-	if (l == NULL)
+	if (l == NULL) {
+		supervise_pre_end(&pre);
 		return (rc);
+	}
 	waited_ms = (clock_mono_ns() - start) / 1000000;
 	duration_format(waited_ms, took, sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
 	    (long long)lock_fence(l));
-	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms);
+	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms, &pre);
+	supervise_pre_end(&pre);	/* if it was not used */
 	lock_close(l);
 	return (rc);
 }
@@ -182,7 +191,7 @@ cmd_run_outdated(struct lock *l, const struct cmd_args *a)
 /* Run argv under the lock (supervise.c), with run's options. */
 static int
 cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
-    const sigset_t *caller, int64_t waited_ms)
+    const sigset_t *caller, int64_t waited_ms, struct supervise_pre *pre)
 {
 	struct supervise_opts so;
 
@@ -198,5 +207,6 @@ cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
 	so.record_order = a->order;
 	so.caller_mask = caller;
 	so.waited_ms = waited_ms;
+	so.pre = pre;
 	return (supervise_run(l, &so, argv));
 }

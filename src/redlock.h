@@ -572,8 +572,18 @@ struct supervise_opts {
 	int64_t		 record_order;	/* on exit 0 (--skip-outdated), or -1 */
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
 	int64_t		 waited_ms;	/* taking the lock: for the audit */
+	struct supervise_pre *pre;	/* its guardian, if started already */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
+
+/* A guardian started before the lock is taken (supervise-guard.c). */
+struct supervise_pre {
+	pid_t	 pid;		/* -1: none */
+	int	 fd;		/* our end of its socket pair */
+};
+void	 supervise_pre_start(struct supervise_pre *, char **, const char *,
+	     const sigset_t *, int);
+void	 supervise_pre_end(struct supervise_pre *);
 
 void	 supervise_ignore_sigpipe(void);
 void	 supervise_restore_sigpipe(void);

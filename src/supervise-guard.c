@@ -17,7 +17,8 @@
  * exited: it is re-parented before its parent can be reaped.
  *
  * That ancestor cannot be redlock-cli itself, since it must outlive it:
- * the guardian is a child of redlock-cli (a fork, before the command),
+ * the guardian is a child of redlock-cli (a fork, before the command; for
+ * a run that may wait, before the lock is taken: supervise_pre_start()),
  * the subreaper of the job and the parent of the command (a vfork).
  *
  *   redlock-cli killed: its end of the socket pair closes, the guardian
@@ -40,8 +41,9 @@
  * redlock-cli's group (kill %1, kill -9 %1) does not reach it, and blocks
  * every signal: only SIGKILL and SIGSTOP sent to it by pid do.  It never
  * touches the lock: the forked copies of redlock-cli's connections are
- * only closed by its _exit().  It waits in poll() on the socket and a
- * signalfd for SIGCHLD, so it costs no CPU while the job runs.
+ * only closed by its _exit() (one forked before the lock has none).  It
+ * waits in poll() on the socket and a signalfd for SIGCHLD, so it costs
+ * no CPU while the job runs.
  */
 
 #include <sys/prctl.h>
@@ -53,6 +55,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,7 +82,12 @@ struct guard {
 
 deadfn static void supervise_guard_main(struct guard *,
 		     struct supervise_spawn *);
+deadfn static void supervise_guard_pre_main(struct guard *, char **,
+		     const char *, const sigset_t *);
+deadfn static void supervise_guard_serve(struct guard *,
+		     struct supervise_spawn *);
 static int	 supervise_guard_setup(struct guard *);
+static void	 supervise_guard_started(int, int64_t, struct supervise_msg *);
 static void	 supervise_guard_tell(struct guard *, int, int, int);
 static int	 supervise_guard_reap(struct guard *);
 static void	 supervise_guard_reaped(struct guard *);
@@ -91,16 +99,16 @@ deadfn static void supervise_guard_linger(struct guard *);
 
 /*
  * In redlock-cli: start the guardian, which starts the command; wait for
- * that.  Returns the guardian's pid (then *fd is our end of the pair and
- * *started the guardian's first message, whose pid is -1 if the command
- * could not be started), or -1 (logged).
+ * that, until until_ns (-1: no limit).  Returns the guardian's pid (then
+ * *fd is our end of the pair and *started the guardian's first message,
+ * whose pid is -1 if the command could not be started: err says why), or
+ * -1 (logged).
  */
 pid_t
 supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
-    int *fd, struct supervise_msg *started)
+    int64_t until_ns, int *fd, struct supervise_msg *started)
 {
 	struct guard	g;
-	ssize_t		n;
 	pid_t		pid;
 	int		sv[2];
 
@@ -124,17 +132,191 @@ supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
 	}
 	(void)close(sv[1]);
 	*fd = sv[0];
-	/* The vfork returns to the guardian once the command has exec'd. */
-	while ((n = recv(sv[0], started, sizeof(*started), 0)) == -1 &&
+	supervise_guard_started(sv[0], until_ns, started);
+	return (pid);
+}
+
+/*
+ * The guardian's first message, once the command has been exec'd (the
+ * vfork returns to it then), or a failure: ESRCH if it is gone, ETIMEDOUT
+ * if until_ns came first.  The lock is not renewed meanwhile.
+ */
+static void
+supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
+{
+	struct pollfd	pfd;
+	ssize_t		n = -1;
+	int64_t		left;
+	int		ready;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		left = until_ns == -1 ? -1 : until_ns - clock_mono_ns();
+		if (left < 0 && until_ns != -1)
+			left = 0;
+		ready = poll(&pfd, 1, left == -1 ? -1 :
+		    (int)((left + 999999) / 1000000));
+		if (ready == -1 && errno == EINTR)
+			continue;
+		if (ready == 1)
+			n = recv(fd, m, sizeof(*m), 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (n == (ssize_t)sizeof(*m) && m->event == SUPERVISE_STARTED)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->pid = -1;
+	m->err = ready == 0 ? ETIMEDOUT : ESRCH;
+}
+
+/*----- started before the lock is taken -----*/
+
+/*
+ * In redlock-cli, before a run that may wait takes its lock: start the
+ * guardian now, with all the command needs but what only the taking
+ * tells (supervise_pre_go), so that once the lock is ours the command
+ * starts without a fork on the way: the fork and the new process's first
+ * run were about 0.1 ms of a hand-off (bench/README.md, "Queues").  No
+ * connection of ours is open yet, so it holds none.  pre->pid is -1 if
+ * it could not be started; the run then starts one as usual.
+ */
+void
+supervise_pre_start(struct supervise_pre *pre, char **argv, const char *key,
+    const sigset_t *caller_mask, int release_on_exit)
+{
+	struct guard	g;
+	sigset_t	all, before;
+	int		sv[2], e;
+
+	pre->pid = -1;
+	pre->fd = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_debug("socketpair: %s", strerror(errno));
+		return;
+	}
+	/* If the guardian is killed, what the job still runs comes to us
+	 * (supervise_guard_gone()) rather than to init. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	memset(&g, 0, sizeof(g));
+	g.fd = sv[1];
+	g.rl = getpid();
+	g.release_on_exit = release_on_exit;
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	/* Nothing may reach it before it has blocked every signal itself. */
+	if (sigfillset(&all) == -1 ||
+	    sigprocmask(SIG_SETMASK, &all, &before) == -1) {
+		(void)close(sv[0]);
+		(void)close(sv[1]);
+		return;
+	}
+	if ((pre->pid = fork()) == 0) {
+		(void)close(sv[0]);
+		supervise_guard_pre_main(&g, argv, key, caller_mask);
+	}
+	e = errno;
+	(void)sigprocmask(SIG_SETMASK, &before, NULL);
+	(void)close(sv[1]);
+	if (pre->pid == -1) {
+		log_debug("fork: %s", strerror(e));
+		(void)close(sv[0]);
+		return;
+	}
+	pre->fd = sv[0];
+}
+
+/*
+ * In the guardian of supervise_pre_start(): wait, with no child and
+ * every signal blocked, until the lock is ours, then start the command
+ * as supervise_guard_main() does.  redlock-cli gone (EOF) or giving up
+ * (it closes its end): nothing to do but exit.
+ */
+static void
+supervise_guard_pre_main(struct guard *g, char **argv, const char *key,
+    const sigset_t *caller_mask)
+{
+	struct supervise_spawn	sp;
+	struct supervise_go	go;
+	struct sigaction	caller_chld;
+	sigset_t		mask = *caller_mask;
+	size_t			first_own;
+	ssize_t			n;
+
+	if (sigaction(SIGCHLD, NULL, &caller_chld) == -1 ||
+	    supervise_guard_setup(g) == -1)
+		_exit(EXIT_UNAVAILABLE);
+	while ((n = recv(g->fd, &go, sizeof(go), 0)) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(go) || go.op != SUPERVISE_GO)
+		_exit(EXIT_OK);
+	go.token[TOKEN_HEX_LEN] = '\0';
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.envp = supervise_environ(key, go.token, go.fence, go.ttl_ms,
+	    &first_own);
+	sp.old_mask = &mask;
+	sp.old_chld = &caller_chld;
+	sp.tty_fd = go.take_tty ? STDIN_FILENO : -1;
+	supervise_guard_serve(g, &sp);
+}
+
+/*
+ * In redlock-cli, the lock ours: have the guardian of supervise_pre_start()
+ * start the command, and wait for that as supervise_guard_start() does.
+ * Its pid (*fd its end, pre emptied), or -1 if it was gone before it
+ * could be told: pre is then ended, and the caller starts a guardian as
+ * usual, since no command was started.
+ */
+pid_t
+supervise_pre_go(struct supervise_pre *pre, const struct lock *l,
+    int take_tty, int64_t until_ns, int *fd, struct supervise_msg *started)
+{
+	struct supervise_go	go;
+	const char		*token = lock_token(l);
+	pid_t			 pid = pre->pid;
+	ssize_t			 n;
+
+	if (pid == -1 || strlen(token) > TOKEN_HEX_LEN) {
+		supervise_pre_end(pre);
+		return (-1);
+	}
+	memset(&go, 0, sizeof(go));
+	go.op = SUPERVISE_GO;
+	go.take_tty = take_tty;
+	go.fence = (long long)lock_fence(l);
+	go.ttl_ms = (long long)lock_ttl_ms(l);
+	memcpy(go.token, token, strlen(token) + 1);
+	while ((n = send(pre->fd, &go, sizeof(go), MSG_NOSIGNAL)) == -1 &&
 	    errno == EINTR)
 		;
-	if (n != (ssize_t)sizeof(*started) ||
-	    started->event != SUPERVISE_STARTED) {
-		memset(started, 0, sizeof(*started));
-		started->pid = -1;
-		started->err = ESRCH;
+	if (n != (ssize_t)sizeof(go)) {
+		log_debug("the guardian started before is gone: another one");
+		supervise_pre_end(pre);
+		return (-1);
 	}
+	*fd = pre->fd;
+	pre->pid = -1;
+	pre->fd = -1;
+	supervise_guard_started(*fd, until_ns, started);
 	return (pid);
+}
+
+/* In redlock-cli: no command after all (or its own guardian): it goes. */
+void
+supervise_pre_end(struct supervise_pre *pre)
+{
+	if (pre->fd != -1)
+		(void)close(pre->fd);
+	/* Our end closed, it exits at once: it has no child. */
+	while (pre->pid > 0 && waitpid(pre->pid, NULL, 0) == -1 &&
+	    errno == EINTR)
+		;
+	pre->pid = -1;
+	pre->fd = -1;
 }
 
 /*
@@ -185,18 +367,24 @@ supervise_guard_recv(int fd, struct supervise_msg *m)
 }
 
 /*
- * Own group, subreaper, every signal blocked, SIGCHLD as a descriptor.
- * 0, or -1 (errno).
+ * Own group, subreaper, every signal blocked, SIGCHLD as a descriptor
+ * (and not ignored, as it may have been by whoever started us: our
+ * children would then be reaped by the kernel, unseen).  0, or -1.
  */
 static int
 supervise_guard_setup(struct guard *g)
 {
-	sigset_t all, chld;
+	struct sigaction	dfl;
+	sigset_t		all, chld;
 
 	g->self = getpid();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
 	if (setpgid(0, 0) == -1 || prctl(PR_SET_CHILD_SUBREAPER, 1) == -1 ||
 	    sigfillset(&all) == -1 ||
 	    sigprocmask(SIG_SETMASK, &all, NULL) == -1 ||
+	    sigemptyset(&dfl.sa_mask) == -1 ||
+	    sigaction(SIGCHLD, &dfl, NULL) == -1 ||
 	    sigemptyset(&chld) == -1 || sigaddset(&chld, SIGCHLD) == -1)
 		return (-1);
 	g->sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -207,14 +395,29 @@ supervise_guard_setup(struct guard *g)
 static void
 supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 {
+	struct supervise_msg m;
+
+	if (supervise_guard_setup(g) == -1) {
+		memset(&m, 0, sizeof(m));
+		m.event = SUPERVISE_STARTED;
+		m.pid = -1;
+		m.err = errno;
+		(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
+		_exit(EXIT_UNAVAILABLE);
+	}
+	supervise_guard_serve(g, sp);
+}
+
+/* Set up: start the command, say so, and answer until the job is over. */
+static void
+supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
+{
 	struct supervise_msg	m;
 	struct pollfd		pfd[2];
 
 	memset(&m, 0, sizeof(m));
 	m.event = SUPERVISE_STARTED;
-	if (supervise_guard_setup(g) == -1 ||
-	    (m.pid = supervise_spawn(sp, &m.err)) == -1) {
-		m.pid = -1;
+	if ((m.pid = supervise_spawn(sp, &m.err)) == -1) {
 		m.err = errno;
 		(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
 		_exit(EXIT_UNAVAILABLE);

@@ -32,12 +32,27 @@ enum supervise_op {
 				 * command's group (once it has exited, to
 				 * what it left behind) */
 	SUPERVISE_LOST,		/* the lost lock's signal: all of the job */
-	SUPERVISE_KILL		/* SIGKILL all of it, until nothing is left */
+	SUPERVISE_KILL,		/* SIGKILL all of it, until nothing is left */
+	SUPERVISE_GO		/* (struct supervise_go) the lock is ours:
+				 * start the command (supervise_pre_start) */
 };
 
 struct supervise_req {
 	int	op;
 	int	sig;
+};
+
+/*
+ * To a guardian started before the lock was taken: what only the taking
+ * tells, for the command's environment, and whether our process group
+ * still has the terminal to hand on.
+ */
+struct supervise_go {
+	int		op;		/* SUPERVISE_GO */
+	int		take_tty;
+	long long	fence;
+	long long	ttl_ms;
+	char		token[TOKEN_HEX_LEN + 1];
 };
 
 /* What the guardian tells redlock-cli. */
@@ -124,12 +139,15 @@ int	  supervise_reap(struct supervisor *);
 void	  supervise_tell(struct supervisor *, int, int);
 
 /* supervise-spawn.c */
-char	**supervise_environ(const struct lock *, size_t *);
+char	**supervise_environ(const char *, const char *, long long,
+	      long long, size_t *);
 pid_t	  supervise_spawn(struct supervise_spawn *, int *);
 
 /* supervise-guard.c */
-pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *,
-	      struct supervise_msg *);
+pid_t	  supervise_guard_start(struct supervise_spawn *, int, int64_t,
+	      int *, struct supervise_msg *);
+pid_t	  supervise_pre_go(struct supervise_pre *, const struct lock *, int,
+	      int64_t, int *, struct supervise_msg *);
 int	  supervise_guard_send(int, int, int);
 int	  supervise_guard_recv(int, struct supervise_msg *);
 

@@ -89,11 +89,12 @@ supervise_vfork(const struct supervise_spawn *sp)
 
 /*
  * The command's environment: ours, with REDLOCK_KEY, REDLOCK_TOKEN,
- * REDLOCK_FENCE and REDLOCK_TTL_MS set to this lock's.  Our own strings
+ * REDLOCK_FENCE and REDLOCK_TTL_MS set to its lock's.  Our own strings
  * are borrowed; those from *first_own on are allocated here.
  */
 char **
-supervise_environ(const struct lock *l, size_t *first_own)
+supervise_environ(const char *key, const char *token, long long fence,
+    long long ttl_ms, size_t *first_own)
 {
 	static const char *ours[] = { "REDLOCK_KEY=", "REDLOCK_TOKEN=",
 	    "REDLOCK_FENCE=", "REDLOCK_TTL_MS=", NULL };
@@ -112,10 +113,10 @@ supervise_environ(const struct lock *l, size_t *first_own)
 			envp[n++] = environ[i];
 	}
 	*first_own = n;
-	envp[n++] = xasprintf("REDLOCK_KEY=%s", lock_name(l));
-	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", lock_token(l));
-	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", (long long)lock_fence(l));
-	envp[n++] = xasprintf("REDLOCK_TTL_MS=%lld", (long long)lock_ttl_ms(l));
+	envp[n++] = xasprintf("REDLOCK_KEY=%s", key);
+	envp[n++] = xasprintf("REDLOCK_TOKEN=%s", token);
+	envp[n++] = xasprintf("REDLOCK_FENCE=%lld", fence);
+	envp[n++] = xasprintf("REDLOCK_TTL_MS=%lld", ttl_ms);
 	envp[n] = NULL;
 	return (envp);
 }

@@ -74,6 +74,8 @@ static void	 supervise_init(struct supervisor *, struct lock *,
 static int	 supervise_start(struct supervisor *, char **);
 static int	 supervise_block(struct supervisor *);
 static int	 supervise_spawn_job(struct supervisor *, char **);
+static int	 supervise_spawn_guard(struct supervisor *, char **, int64_t,
+		     struct supervise_msg *);
 /* hold, then drain */
 static void	 supervise_hold(struct supervisor *);
 static void	 supervise_drain(struct supervisor *);
@@ -236,41 +238,37 @@ supervise_block(struct supervisor *s)
 }
 
 /*
- * Start the guardian, and through it the command.  The command gets the
- * mask from before the caller held anything (endsig_hold), else the one
- * from before supervise_run, and SIGCHLD's disposition from before.
+ * Start the guardian, and through it the command (or have the one of
+ * supervise_pre_start start it).  The command gets the mask from before
+ * the caller held anything (endsig_hold), else the one from before
+ * supervise_run, and SIGCHLD's disposition from before.  The wait for
+ * its start ends with the lock's validity: nothing is renewed meanwhile,
+ * and a command started later might run beside the next holder.
  * 0, or -1 (logged).
  */
 static int
 supervise_spawn_job(struct supervisor *s, char **argv)
 {
-	struct supervise_spawn	sp;
 	struct supervise_msg	m;
-	size_t			i, first_own;
+	int64_t			until_ns;
 
-	memset(&sp, 0, sizeof(sp));
-	sp.argv = argv;
-	sp.envp = supervise_environ(s->lock, &first_own);
-	sp.old_mask = s->opts->caller_mask != NULL ? s->opts->caller_mask :
-	    &s->before_mask;
-	sp.old_chld = &s->before_chld;
-	sp.tty_fd = s->tty_fd;
-	/* If the guardian is killed, what the job still runs comes to us
-	 * (supervise_guard_gone()) rather than to init. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	(void)fflush(stdout);
-	(void)fflush(stderr);
-	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
-	    &s->guard_fd, &m);
-	for (i = first_own; sp.envp[i] != NULL; i++)
-		free(sp.envp[i]);
-	free(sp.envp);
-	if (s->guard == -1)
+	until_ns = lock_valid_until_ns(s->lock);
+	s->guard = -1;
+	if (s->opts->pre != NULL)
+		s->guard = supervise_pre_go(s->opts->pre, s->lock,
+		    s->tty_fd != -1, until_ns, &s->guard_fd, &m);
+	if (s->guard == -1 &&
+	    supervise_spawn_guard(s, argv, until_ns, &m) == -1)
 		return (-1);
 	if (m.pid == -1) {
 		errno = m.err;
-		log_warn("cannot start the command");
+		if (m.err == ETIMEDOUT)
+			log_warnx("cannot start the command: it had not "
+			    "started by the end of the lock's validity");
+		else
+			log_warn("cannot start the command");
+		/* A guardian stopped on the way would never exit. */
+		(void)kill(s->guard, SIGKILL);
 		(void)close(s->guard_fd);
 		while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
 			;
@@ -282,6 +280,37 @@ supervise_spawn_job(struct supervisor *s, char **argv)
 		log_warnx("%s: %s", argv[0], strerror(m.err));
 	s->child = m.pid;
 	return (0);
+}
+
+/* Fork the guardian now, with the command's environment.  0, or -1. */
+static int
+supervise_spawn_guard(struct supervisor *s, char **argv, int64_t until_ns,
+    struct supervise_msg *m)
+{
+	struct supervise_spawn	sp;
+	size_t			i, first_own;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.argv = argv;
+	sp.envp = supervise_environ(lock_name(s->lock), lock_token(s->lock),
+	    (long long)lock_fence(s->lock), (long long)lock_ttl_ms(s->lock),
+	    &first_own);
+	sp.old_mask = s->opts->caller_mask != NULL ? s->opts->caller_mask :
+	    &s->before_mask;
+	sp.old_chld = &s->before_chld;
+	sp.tty_fd = s->tty_fd;
+	/* If the guardian is killed, what the job still runs comes to us
+	 * (supervise_guard_gone()) rather than to init. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
+	    until_ns, &s->guard_fd, m);
+	for (i = first_own; sp.envp[i] != NULL; i++)
+		free(sp.envp[i]);
+	free(sp.envp);
+	return (s->guard == -1 ? -1 : 0);
 }
 
 /*----- hold and drain: renew, meet the deadlines, pass signals on -----*/

@@ -16,6 +16,9 @@
 #   the guardian itself killed: what is left of the job is killed
 #   the guardian's own end: it waits for the release, and is gone with
 #	redlock-cli, also when redlock-cli is killed while it releases
+#   a run that waits has its guardian from the start: gone when the wait
+#	ends without the lock or redlock-cli is killed meanwhile; killed
+#	itself meanwhile, the run starts its command with a new one
 #
 # The job's processes write their pids to $D/pids (one line each, before
 # they exec or wait); "gone" is proc_gone (a zombie counts: it has ended).
@@ -273,4 +276,66 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	kill -KILL "$BG_PID"
 	wait_until proc_gone "$guard" || fail "the guardian outlived redlock-cli"
 	kill -CONT "$(redis_pid tree)"
+}
+
+# children_of PID: the pids whose parent is PID, from /proc.
+children_of() {
+	local f stat
+	for f in /proc/[0-9]*/stat; do
+		read -r stat <"$f" 2>/dev/null || continue
+		stat=${stat##*) }	# "STATE PPID ..."
+		stat=${stat#* }
+		[ "${stat%% *}" = "$1" ] || continue
+		f=${f#/proc/}
+		echo "${f%/stat}"
+	done
+}
+
+# guardian_of PID: the one child of a waiting run PID (its guardian),
+# once there is one, in $D/guard.
+guardian_of() {
+	local kids
+	kids=$(children_of "$1")
+	[ -n "$kids" ] && [ "$(wc -w <<<"$kids")" = 1 ] || return 1
+	echo "$kids" >"$D/guard"
+}
+
+# A waiter forks its guardian before the lock is free, so that the
+# command starts without a fork once it is (supervise_pre_start).
+@test "a run that waits has its guardian already; it is gone once the wait ends without the lock" {
+	local guard
+	redlock-cli acquire k -t 30s >/dev/null
+	start_bg waiter run k -w 1500ms -- true
+	wait_until guardian_of "$BG_PID" ||
+	    fail "no guardian while waiting: $(children_of "$BG_PID")"
+	guard=$(cat "$D/guard")
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 1
+	wait_until proc_gone "$guard" || fail "the waiter's guardian outlived it"
+}
+
+@test "a waiting run killed with SIGKILL leaves no guardian behind" {
+	redlock-cli acquire k -t 30s >/dev/null
+	start_bg waiter run k -- true
+	wait_until guardian_of "$BG_PID" || fail "no guardian while waiting"
+	kill -KILL "$BG_PID"
+	wait_until proc_gone "$(cat "$D/guard")" ||
+	    fail "the guardian outlived the killed waiter"
+}
+
+@test "the waiting run's guardian killed meanwhile: the command still runs, under a new one, with its lock's fence" {
+	local tok old
+	tok=$(redlock-cli acquire k -t 30s)
+	start_bg waiter run k -c "echo \$PPID >'$D/guard2'; echo \$REDLOCK_FENCE >'$D/fence'"
+	wait_until guardian_of "$BG_PID" || fail "no guardian while waiting"
+	old=$(cat "$D/guard")
+	kill -KILL "$old"
+	wait_until proc_gone "$old"
+	redlock-cli release k --token "$tok"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 0
+	[ -s "$D/fence" ] || fail "the command did not run: $stderr"
+	assert_regex "$(cat "$D/fence")" '^[0-9]+$'
+	[ "$(cat "$D/guard2")" != "$old" ] || fail "the dead guardian started it"
 }
