@@ -305,16 +305,18 @@ supervise_pre_go(struct supervise_pre *pre, const struct lock *l,
 	return (pid);
 }
 
-/* In redlock-cli: no command after all (or its own guardian): it goes. */
+/*
+ * In redlock-cli: no command after all, or a new guardian for it.  Ours
+ * exits on the EOF: it has no child.  It is not waited for: redlock-cli
+ * exits next (or supervises, and reaps every child), and a superseded
+ * waiter's exit should not wait for another process's; whoever inherits
+ * it then reaps it.
+ */
 void
 supervise_pre_end(struct supervise_pre *pre)
 {
 	if (pre->fd != -1)
 		(void)close(pre->fd);
-	/* Our end closed, it exits at once: it has no child. */
-	while (pre->pid > 0 && waitpid(pre->pid, NULL, 0) == -1 &&
-	    errno == EINTR)
-		;
 	pre->pid = -1;
 	pre->fd = -1;
 }

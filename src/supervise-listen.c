@@ -91,14 +91,18 @@ supervise_listen_wait(struct supervisor *s, int64_t wake_ns)
 	return ((int)si.ssi_signo);
 }
 
-/* A newer run asked us to stop: the command's signal, SIGKILL later. */
+/*
+ * A newer run asked us to stop: the command's signal, SIGKILL later.  The
+ * signal first: the newer run waits for the command's end, and the line
+ * and the listening's connections can wait for the signal.
+ */
 static void
 supervise_cancel(struct supervisor *s)
 {
 	s->is_cancelled = 1;
+	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	log_warnx("%s", lock_error(s->lock));
 	lock_listen_stop(s->lock);
-	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	s->cancel_kill_ns = clock_mono_ns() +
 	    clock_ms_to_ns(lock_cancel_grace_ms(s->lock));
 }
