@@ -9,13 +9,15 @@
 #   supersede  a newer waiter's start -> the superseded waiter's exit
 #   cancel   a newer waiter's start (--cancel-running) -> SIGTERM in the
 #            holder's command
-#   idle     a HOLD s run with a TTL s TTL, with and without --queue latest
-#            (a holder that listens for cancels): CPU of redlock-cli, and
-#            the commands the server ran (INFO commandstats)
+#   idle     IDLE_RUNS (3) HOLD s runs with a TTL s TTL, with and without
+#            --queue latest (a holder that listens for cancels): median
+#            CPU of one redlock-cli, and the commands the server ran for
+#            one run (INFO commandstats)
 #
 # Knobs: BENCH_QN (iterations of each timed case; 20), BENCH_HOLD (20),
-# BENCH_TTL (10), BENCH_QUEUE_TRANSPORT (unix, as case C of bench/run.sh,
-# whose hand-off target these share, or tcp), REDLOCK_CLI (./redlock-cli).
+# BENCH_TTL (10), IDLE_RUNS (3), BENCH_QUEUE_TRANSPORT (unix, as case C of
+# bench/run.sh, whose hand-off target these share, or tcp), REDLOCK_CLI
+# (./redlock-cli).
 # Prints markdown to stdout.
 
 set -euo pipefail
@@ -89,37 +91,60 @@ cancel() {
 	echo $(($(<"$d.term") - t0))
 }
 
-# A HOLD s run (OPTS...): "CPU_MS EVALSHA BZPOPMIN OTHER" of redlock-cli.
+# cpu_ns PID: the CPU time of PID's tasks so far, in ns (0 once gone).
+cpu_ns() {
+	local f ns sum=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r ns _ 2>/dev/null <"$f" || return 0
+		sum=$((sum + ns))
+	done
+	echo "$sum"
+}
+# IDLE_RUNS (3) HOLD s runs (OPTS...), each started 0.5 s after the one
+# before, so that their start-ups do not meet: "CPU_MS RANGE EVALSHA
+# BZPOPMIN OTHER", the median CPU of one redlock-cli and the range, and
+# the commands the server ran for one run (its counts over all runs,
+# divided by their number).  One run's CPU is mostly its start-up, which
+# varies by a millisecond from one run to the next on this machine: a
+# single run could not tell 0.3 ms apart.
 idle() {
-	local pid f ns sum cpu=0 stats
+	local j n=${IDLE_RUNS:-3} pids=() cpu=() ns alive stats
 	rcli CONFIG RESETSTAT >/dev/null
-	"$RL" run bench:q:idle -t "${TTL}s" "$@" -- sleep "$HOLD" &
-	pid=$!
-	while [[ -e /proc/$pid/stat ]]; do
-		sum=0
-		for f in /proc/"$pid"/task/*/schedstat; do
-			read -r ns _ 2>/dev/null <"$f" || break
-			sum=$((sum + ns))
+	for ((j = 0; j < n; j++)); do
+		"$RL" run "bench:q:idle:$j" -t "${TTL}s" "$@" -- sleep "$HOLD" &
+		pids+=($!)
+		cpu+=(0)
+		sleep 0.5
+	done
+	for ((alive = n; alive > 0; )); do
+		alive=0
+		for ((j = 0; j < n; j++)); do
+			ns=$(cpu_ns "${pids[j]}")
+			((ns == 0)) || { cpu[j]=$ns; alive=$((alive + 1)); }
 		done
-		((sum == 0)) || cpu=$sum
 		sleep 0.1
 	done
-	wait "$pid"
+	wait "${pids[@]}"
 	stats=$(rcli INFO commandstats | tr -d '\r')
 	[[ -z ${BENCH_DEBUG:-} ]] || echo "$stats" >&2
-	awk -v cpu="$cpu" '
-	    /^cmdstat_/ { split($0, a, /[:=,]/); n[a[1]] = a[3] }
+	printf '%s\n' "${cpu[@]}" | sort -n | awk -v runs="$n" -v stats="$stats" '
+	    { v[NR] = $1 }
 	    END {
-		e = n["cmdstat_evalsha"] + n["cmdstat_eval"]; b = n["cmdstat_bzpopmin"]
+		m = v[int((NR + 1) / 2)]
+		split(stats, line, "\n")
+		for (i in line) if (line[i] ~ /^cmdstat_/) {
+			split(line[i], a, /[:=,]/); c[a[1]] = a[3]
+		}
+		e = c["cmdstat_evalsha"] + c["cmdstat_eval"]; b = c["cmdstat_bzpopmin"]
 		o = 0
-		for (c in n) if (c != "cmdstat_evalsha" && c != "cmdstat_eval" &&
-		    c != "cmdstat_bzpopmin" && c !~ /^cmdstat_config/ &&
-		    c != "cmdstat_info" && c !~ /^cmdstat_(pexpire|get|set|incr|hset|hmget|zadd|zrange|zscore|time|zrangebyscore|zrank|zrem|hdel|del|zcount|hget|pttl|type|exists)$/)
-			o += n[c]
-		printf "%.2f %d %d %d\n", cpu / 1e6, e, b, o
-	    }' <<<"$stats"
+		for (k in c) if (k != "cmdstat_evalsha" && k != "cmdstat_eval" &&
+		    k != "cmdstat_bzpopmin" && k !~ /^cmdstat_config/ &&
+		    k != "cmdstat_info" && k !~ /^cmdstat_(pexpire|get|set|incr|hset|hmget|zadd|zrange|zscore|time|zrangebyscore|zrank|zrem|hdel|del|zcount|hget|pttl|type|exists)$/)
+			o += c[k]
+		printf "%.2f %.2f–%.2f %.1f %.1f %.1f\n", m / 1e6, v[1] / 1e6,
+		    v[NR] / 1e6, e / runs, b / runs, o / runs
+	    }'
 }
-
 "$RL" run bench:q:warm -n -t 300ms --queue latest -- sleep 0.2	# load the scripts, extend too
 "$RL" run bench:q:warm -n -t 300ms --queue fifo -- true
 for ((i = 0; i < N; i++)); do
@@ -127,8 +152,8 @@ for ((i = 0; i < N; i++)); do
 	supersede >>"$TMP/supersede"
 	cancel >>"$TMP/cancel"
 done
-read -r plain_cpu plain_e plain_b plain_o < <(idle)
-read -r listen_cpu listen_e listen_b listen_o < <(idle --queue latest)
+read -r plain_cpu plain_range plain_e plain_b plain_o < <(idle)
+read -r listen_cpu listen_range listen_e listen_b listen_o < <(idle --queue latest)
 
 f=$(median <"$TMP/handoff.flock")
 echo "| case | median | ÷ flock's hand-off ($(ms "$f") ms) | target |"
@@ -142,8 +167,8 @@ echo "| superseded: newer waiter's start → old waiter's exit | $(ms "$m") ms |
 m=$(median <"$TMP/cancel")
 echo "| cancel: newer waiter's start → SIGTERM in the holder's command | $(ms "$m") ms | $(awk -v a="$m" -v b="$f" 'BEGIN { printf "%.2f", a / b }') | ≤ 2 |"
 echo
-echo "| ${HOLD} s hold, ${TTL} s TTL | CPU of redlock-cli | EVALSHA (acquire, renewals, release) | BZPOPMIN | other commands |"
+echo "| ${HOLD} s hold, ${TTL} s TTL, median of ${IDLE_RUNS:-3} | CPU of redlock-cli (range) | EVALSHA (acquire, renewals, release) | BZPOPMIN | other commands |"
 echo "|---|---|---|---|---|"
-echo "| run (today's) | $plain_cpu ms | $plain_e | $plain_b | $plain_o |"
-echo "| run --queue latest (listens) | $listen_cpu ms | $listen_e | $listen_b | $listen_o |"
+echo "| run (today's) | $plain_cpu ms ($plain_range) | $plain_e | $plain_b | $plain_o |"
+echo "| run --queue latest (listens) | $listen_cpu ms ($listen_range) | $listen_e | $listen_b | $listen_o |"
 echo "| difference | $(awk -v a="$listen_cpu" -v b="$plain_cpu" 'BEGIN { printf "%+.2f", a - b }') ms (target ≤ +0.3) | | | |"

@@ -13,8 +13,18 @@
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
 static char	*cmd_run_describe(char **);
 static void	 cmd_run_jitter(int64_t);
+/* What a run that waits starts its guardian with (cmd_run_prefork). */
+struct cmd_run_prep {
+	struct supervise_pre	*pre;
+	char			**argv;
+	const char		*key;
+	const sigset_t		*caller;
+	int			 release_on_exit;
+};
+
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
-		     char **, const sigset_t *, struct lock **);
+		     struct cmd_run_prep *, struct lock **);
+static void	 cmd_run_prefork(void *);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
 		     char **, const sigset_t *, int64_t, struct supervise_pre *);
 static int	 cmd_run_outdated(struct lock *, const struct cmd_args *);
@@ -89,6 +99,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
 	struct lock		*l = NULL;
 	struct supervise_pre	 pre = { -1, -1 };
+	struct cmd_run_prep	 prep;
 	sigset_t		 caller;
 	char			*shell_argv[4], **argv;
 	int64_t			 start, waited_ms;
@@ -109,14 +120,14 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
-	/* A run that may wait has its guardian ready meanwhile: the command
-	 * then starts as soon as the lock is ours (supervise_pre_start). */
-	if (a->wait_ms != 0)
-		supervise_pre_start(&pre, argv, a->key, &caller,
-		    a->release_on_exit);
+	prep.pre = &pre;
+	prep.argv = argv;
+	prep.key = a->key;
+	prep.caller = &caller;
+	prep.release_on_exit = a->release_on_exit;
 	/* Not taken: run's status, which may be 0 too (-E 0,
 	 * --superseded-exit-code 0). */
-	rc = cmd_run_take(g, a, argv, &caller, &l);
+	rc = cmd_run_take(g, a, &prep, &l);
 	if (l == NULL) {
 		supervise_pre_end(&pre);
 		return (rc);
@@ -132,22 +143,25 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 }
 
 /*
- * Take the lock for argv, with the end signals held (endsig.c).  EXIT_OK
+ * Take the lock for p->argv, with the end signals held (endsig.c).  EXIT_OK
  * with *lp; else run's exit status, the lock closed and the caller's mask
  * back.
  */
 static int
-cmd_run_take(struct global_opts *g, struct cmd_args *a, char **argv,
-    const sigset_t *caller, struct lock **lp)
+cmd_run_take(struct global_opts *g, struct cmd_args *a,
+    struct cmd_run_prep *p, struct lock **lp)
 {
+	const sigset_t		*caller = p->caller;
 	struct lock_spec	 spec;
 	struct lock		*l;
 	char			*described;
 	int			 rc, sig;
 
-	described = cmd_run_describe(argv);
+	described = cmd_run_describe(p->argv);
 	cmd_lock_spec(a, &spec);
 	spec.wait_mask = caller;
+	spec.before_wait = cmd_run_prefork;
+	spec.before_wait_arg = p;
 	spec.command = described;
 	/* Only a run of --queue latest can be cancelled: it listens. */
 	spec.listens = a->queue == LOCK_QUEUE_LATEST;
@@ -179,6 +193,22 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a, char **argv,
 		log_warnx("%s", lock_error(l));
 	lock_close(l);
 	return (rc);
+}
+
+/*
+ * The lock is busy and we wait: start the guardian meanwhile, so that the
+ * command starts as soon as the lock is ours (supervise_pre_start).  Not
+ * before the first attempt: that would delay what it does (a cancel, a
+ * supersede) by the fork, and a run that gets the lock at once forks it
+ * then, as before.
+ */
+static void
+cmd_run_prefork(void *arg)
+{
+	struct cmd_run_prep *p = arg;
+
+	supervise_pre_start(p->pre, p->argv, p->key, p->caller,
+	    p->release_on_exit);
 }
 
 /* --skip-outdated: EXIT_OUTDATED if an order as high already ran. */

@@ -401,6 +401,10 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	if (last)
 		return (EXIT_BUSY);
 	lock_say_waiting(l);
+	if (l->spec.before_wait != NULL) {
+		l->spec.before_wait(l->spec.before_wait_arg);
+		l->spec.before_wait = NULL;	/* once */
+	}
 	return (lock_wait_for_release(l, next, deadline_ns));
 }
 

@@ -469,6 +469,8 @@ struct lock_spec {
 	const char	*command;	/* acquire: what status shows */
 	int64_t		 pid;		/* acquire: whose it is; 0: ours */
 	const sigset_t	*wait_mask;	/* the signal mask while waiting */
+	void		(*before_wait)(void *);	/* once, if it waits */
+	void		 *before_wait_arg;
 };
 struct lock_holder {
 	int		 ours;

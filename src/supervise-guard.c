@@ -18,7 +18,7 @@
  *
  * That ancestor cannot be redlock-cli itself, since it must outlive it:
  * the guardian is a child of redlock-cli (a fork, before the command; for
- * a run that may wait, before the lock is taken: supervise_pre_start()),
+ * a run that waits, while it waits: supervise_pre_start()),
  * the subreaper of the job and the parent of the command (a vfork).
  *
  *   redlock-cli killed: its end of the socket pair closes, the guardian
@@ -41,7 +41,7 @@
  * redlock-cli's group (kill %1, kill -9 %1) does not reach it, and blocks
  * every signal: only SIGKILL and SIGSTOP sent to it by pid do.  It never
  * touches the lock: the forked copies of redlock-cli's connections are
- * only closed by its _exit() (one forked before the lock has none).  It
+ * only closed by its _exit() (one forked during a wait closes them).  It
  * waits in poll() on the socket and a signalfd for SIGCHLD, so it costs
  * no CPU while the job runs.
  */
@@ -52,7 +52,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,6 +67,8 @@
 
 /* The longest pause between two rounds of a kill (a stuck process). */
 #define GUARD_SWEEP_MAX_MS	256
+/* Without /proc, the descriptors a forked guardian looks at for ours. */
+#define GUARD_CLOSE_MAX		65536
 /* How long redlock-cli waits for a guardian that reads nothing. */
 #define GUARD_SEND_WAIT_MS	100
 
@@ -88,6 +92,7 @@ deadfn static void supervise_guard_serve(struct guard *,
 		     struct supervise_spawn *);
 static int	 supervise_guard_setup(struct guard *);
 static void	 supervise_guard_started(int, int64_t, struct supervise_msg *);
+static void	 supervise_guard_close_ours(int);
 static void	 supervise_guard_tell(struct guard *, int, int, int);
 static int	 supervise_guard_reap(struct guard *);
 static void	 supervise_guard_reaped(struct guard *);
@@ -159,9 +164,9 @@ supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
 		    (int)((left + 999999) / 1000000));
 		if (ready == -1 && errno == EINTR)
 			continue;
-		if (ready == 1)
-			n = recv(fd, m, sizeof(*m), 0);
-		if (n == -1 && errno == EINTR)
+		if (ready != 1)
+			break;
+		if ((n = recv(fd, m, sizeof(*m), 0)) == -1 && errno == EINTR)
 			continue;
 		break;
 	}
@@ -172,16 +177,16 @@ supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
 	m->err = ready == 0 ? ETIMEDOUT : ESRCH;
 }
 
-/*----- started before the lock is taken -----*/
+/*----- started while the run waits for the lock -----*/
 
 /*
- * In redlock-cli, before a run that may wait takes its lock: start the
+ * In redlock-cli, when a run's lock is busy and it waits: start the
  * guardian now, with all the command needs but what only the taking
  * tells (supervise_pre_go), so that once the lock is ours the command
  * starts without a fork on the way: the fork and the new process's first
- * run were about 0.1 ms of a hand-off (bench/README.md, "Queues").  No
- * connection of ours is open yet, so it holds none.  pre->pid is -1 if
- * it could not be started; the run then starts one as usual.
+ * run were about 0.1 ms of a hand-off (bench/README.md, "Queues").  It
+ * closes its copies of our descriptors first.  pre->pid is -1 if it
+ * could not be started; the run then starts one as usual.
  */
 void
 supervise_pre_start(struct supervise_pre *pre, char **argv, const char *key,
@@ -246,6 +251,7 @@ supervise_guard_pre_main(struct guard *g, char **argv, const char *key,
 	size_t			first_own;
 	ssize_t			n;
 
+	supervise_guard_close_ours(g->fd);
 	if (sigaction(SIGCHLD, NULL, &caller_chld) == -1 ||
 	    supervise_guard_setup(g) == -1)
 		_exit(EXIT_UNAVAILABLE);
@@ -262,6 +268,44 @@ supervise_guard_pre_main(struct guard *g, char **argv, const char *key,
 	sp.old_chld = &caller_chld;
 	sp.tty_fd = go.take_tty ? STDIN_FILENO : -1;
 	supervise_guard_serve(g, &sp);
+}
+
+/*
+ * In a guardian forked while redlock-cli waits: close our copies of its
+ * descriptors, but for the one we talk over.  Its connections are among
+ * them: a copy kept open would keep one that redlock-cli gives up alive
+ * on the server, with the BZPOPMIN and the attempt queued behind it.
+ * Ours are all close-on-exec; those the command is to inherit are not.
+ */
+static void
+supervise_guard_close_ours(int keep)
+{
+	struct dirent	*e;
+	DIR		*d;
+	long		 fd, max;
+	int		 flags;
+
+	if ((d = opendir("/proc/self/fd")) == NULL) {
+		max = sysconf(_SC_OPEN_MAX);
+		if (max < 0 || max > GUARD_CLOSE_MAX)
+			max = GUARD_CLOSE_MAX;
+		for (fd = 0; fd < max; fd++)
+			if (fd != keep && (flags = fcntl((int)fd, F_GETFD)) !=
+			    -1 && (flags & FD_CLOEXEC))
+				(void)close((int)fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;	/* . and .. */
+		fd = strtol(e->d_name, NULL, 10);
+		if (fd == keep || fd == dirfd(d))
+			continue;
+		if ((flags = fcntl((int)fd, F_GETFD)) != -1 &&
+		    (flags & FD_CLOEXEC))
+			(void)close((int)fd);
+	}
+	(void)closedir(d);
 }
 
 /*

@@ -16,9 +16,11 @@
 #   the guardian itself killed: what is left of the job is killed
 #   the guardian's own end: it waits for the release, and is gone with
 #	redlock-cli, also when redlock-cli is killed while it releases
-#   a run that waits has its guardian from the start: gone when the wait
+#   a run that waits has its guardian while it waits: gone when the wait
 #	ends without the lock or redlock-cli is killed meanwhile; killed
-#	itself meanwhile, the run starts its command with a new one
+#	itself meanwhile, the run starts its command with a new one; it
+#	keeps no copy of redlock-cli's connections, and the command still
+#	gets the caller's descriptors
 #
 # The job's processes write their pids to $D/pids (one line each, before
 # they exec or wait); "gone" is proc_gone (a zombie counts: it has ended).
@@ -338,4 +340,33 @@ guardian_of() {
 	[ -s "$D/fence" ] || fail "the command did not run: $stderr"
 	assert_regex "$(cat "$D/fence")" '^[0-9]+$'
 	[ "$(cat "$D/guard2")" != "$old" ] || fail "the dead guardian started it"
+}
+
+# sockets_of PID: how many of its descriptors are sockets.
+sockets_of() {
+	local f n=0
+	for f in /proc/"$1"/fd/*; do
+		[[ $(readlink "$f" 2>/dev/null) == socket:* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# The guardian forked during the wait closes its copies of redlock-cli's
+# descriptors (a copy of the waiting connection would keep it open on the
+# server after redlock-cli gave it up), and only those: a descriptor the
+# caller gave the run still reaches the command.
+@test "a waiting run's guardian keeps no copy of its connections, and the command still gets the caller's descriptors" {
+	local tok
+	tok=$(redlock-cli acquire k -t 30s)
+	redlock-cli run k -c "echo handed >&5" </dev/null >"$D/waiter.out" \
+	    2>"$D/waiter.err" 3>&- 5>"$D/five" &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+	wait_until guardian_of "$BG_PID" || fail "no guardian while waiting"
+	assert_equal "$(sockets_of "$BG_PID")" 2	# its connection, the pair
+	assert_equal "$(sockets_of "$(cat "$D/guard")")" 1	# the pair only
+	redlock-cli release k --token "$tok"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$D/five")" handed
 }
