@@ -10,9 +10,6 @@
 
 #include "redlock.h"
 
-static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
-static char	*cmd_run_describe(char **);
-static void	 cmd_run_jitter(int64_t);
 /* What a run that waits starts its guardian with (cmd_run_prefork). */
 struct cmd_run_prep {
 	struct supervise_pre	*pre;
@@ -22,6 +19,9 @@ struct cmd_run_prep {
 	int			 release_on_exit;
 };
 
+static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
+static char	*cmd_run_describe(char **);
+static void	 cmd_run_jitter(int64_t);
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
 		     struct cmd_run_prep *, struct lock **);
 static void	 cmd_run_prefork(void *);

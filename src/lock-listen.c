@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A holder's listening for a cancel (--cancel-running) between its
- * renewals.  A run of --queue latest blocks, between renewals, in BZPOPMIN
- * on a key of its own ({K}:cancel:TOKEN), on connections of its own, so
- * that renewals and the release never wait behind it.  The timeout is the
- * time left until the next renewal, so an idle hold costs its renewals and
- * one blocking call between each two of them; a cancel (LUA_QUEUE's
- * queue_cancel) reaches it at once.  Nothing here waits: the supervisor
- * polls these connections with its signals (supervise-listen.c).
+ * A holder's listening for a cancel (--cancel-running) while it holds.  A
+ * run of --queue latest blocks in BZPOPMIN on a key of its own
+ * ({K}:cancel:TOKEN), on connections of its own, so that renewals and the
+ * release never wait behind it; a cancel (LUA_QUEUE's queue_cancel)
+ * reaches it at once.  Each call blocks for the lock's TTL, across three
+ * renewals: one per renewal made an idle hold cost a wake-up more per
+ * renewal (the server answers a timeout on its own tick, up to 100 ms
+ * after the renewal's), about 0.4 ms over a 20 s hold (bench/README.md,
+ * "Queues").  Not for longer: a connection idle for minutes may be
+ * dropped on the way (a NAT's idle timeout) without either end seeing
+ * it, and a cancel would then not come.  Nothing here waits: the
+ * supervisor polls these connections with its signals
+ * (supervise-listen.c).
  */
 
 #include <poll.h>
@@ -19,7 +24,7 @@
 
 #include "lock-impl.h"
 
-/* Below this, a blocking call would not return before the renewal. */
+/* The shortest block: the server's timeouts are only as fine as its tick. */
 #define LOCK_LISTEN_MIN_MS	100
 /* After a failed listen, the next try waits this long. */
 #define LOCK_LISTEN_RETRY_MS	1000
@@ -41,12 +46,9 @@ struct lock_listen {
 static int	 lock_listen_heard(struct lock *, const redisReply *);
 static int	 lock_listen_take(struct lock *, size_t);
 
-/*
- * Block for a cancel until until_ns (the next renewal) on every server
- * where no such call is in flight already.
- */
+/* Block for a cancel on every server where no such call is in flight. */
 void
-lock_listen_start(struct lock *l, int64_t until_ns)
+lock_listen_start(struct lock *l)
 {
 	struct lock_listen	*ls = l->listen;
 	int64_t			 now = clock_mono_ns(), ms;
@@ -65,9 +67,9 @@ lock_listen_start(struct lock *l, int64_t until_ns)
 		ls->lens[1] = len;
 		ls->argv[2] = ls->timeout;
 	}
-	ms = (until_ns - now) / 1000000;
-	if (ls->is_off || now < ls->retry_ns || ms < LOCK_LISTEN_MIN_MS)
+	if (ls->is_off || now < ls->retry_ns)
 		return;
+	ms = l->ttl_ms > LOCK_LISTEN_MIN_MS ? l->ttl_ms : LOCK_LISTEN_MIN_MS;
 	(void)snprintf(ls->timeout, sizeof(ls->timeout), "%.3f",
 	    (double)ms / 1000.0);
 	ls->lens[2] = strlen(ls->timeout);

@@ -536,7 +536,7 @@ struct pollfd;
 int	 lock_outdated(struct lock *, int64_t);
 int	 lock_record_done(struct lock *, int64_t);
 const char *lock_queue_name(int);
-void	 lock_listen_start(struct lock *, int64_t);
+void	 lock_listen_start(struct lock *);
 size_t	 lock_listen_poll(struct lock *, struct pollfd *, size_t, int64_t *);
 int	 lock_listen_events(struct lock *, const struct pollfd *, size_t);
 void	 lock_listen_stop(struct lock *);

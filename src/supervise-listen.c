@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The supervisor's wait while it holds the lock of a run of --queue
- * latest: the signals it collects (supervise.c) and, between renewals, a
- * newer run's cancel (--cancel-running; the calls are lock-queue.c's).
+ * latest: the signals it collects (supervise.c) and, while it holds, a
+ * newer run's cancel (--cancel-running; the calls are lock-listen.c's).
  * One poll() waits for both: the signals, still blocked, are read from a
  * signalfd, as sigtimedwait() would take them, so that a cancel is heard
  * at once and a signal or the command's end as promptly as before.
@@ -71,7 +71,7 @@ supervise_listen_wait(struct supervisor *s, int64_t wake_ns)
 
 	is_listening = !s->is_lost && !s->is_cancelled;
 	if (is_listening)
-		lock_listen_start(s->lock, s->next_renew_ns);
+		lock_listen_start(s->lock);
 	wait_ns = wake_ns == -1 ? -1 : wake_ns > now ? wake_ns - now : 0;
 	s->pfd[0].fd = s->sig_fd;
 	s->pfd[0].events = POLLIN;
