@@ -7,16 +7,22 @@
 # (redis-cli to its server).
 
 # bench_setup NAME: TMP, a temporary directory removed on exit, after the
-# server of RPID (if one was started) is stopped; die MESSAGE then says
-# "NAME: MESSAGE" and exits 1.
+# server of RPID (if one was started) and those of BENCH_PIDS are stopped;
+# die MESSAGE then says "NAME: MESSAGE" and exits 1.
 bench_setup() {
 	BENCH_NAME=$1
 	TMP=$(mktemp -d)
 	RPID=""
+	BENCH_PIDS=()
 	trap bench_cleanup EXIT
 }
+# ... and the servers whose pids the caller added to BENCH_PIDS.
 bench_cleanup() {
+	local pid
 	stop_redis
+	for pid in "${BENCH_PIDS[@]}"; do
+		stop_pid "$pid"
+	done
 	rm -rf "$TMP"
 }
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
@@ -37,11 +43,13 @@ start_redis() {
 
 # stop_redis: stop the server of RPID, if any, and wait until it is gone,
 # so that it writes nothing more into $TMP as the caller removes it.
-stop_redis() {
-	[[ -n ${RPID:-} ]] || return 0
-	kill "$RPID" 2>/dev/null || return 0
+stop_redis() { stop_pid "${RPID:-}"; }
+# stop_pid PID: SIGTERM, and wait (5 s at most) until it is gone.
+stop_pid() {
+	[[ -n $1 ]] || return 0
+	kill "$1" 2>/dev/null || return 0
 	for _ in $(seq 100); do
-		kill -0 "$RPID" 2>/dev/null || return 0
+		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.05
 	done
 }

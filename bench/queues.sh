@@ -9,13 +9,14 @@
 #   supersede  a newer waiter's start -> the superseded waiter's exit
 #   cancel   a newer waiter's start (--cancel-running) -> SIGTERM in the
 #            holder's command
-#   idle     IDLE_RUNS (3) HOLD s runs with a TTL s TTL, with and without
-#            --queue latest (a holder that listens for cancels): median
-#            CPU of one redlock-cli, and the commands the server ran for
-#            one run (INFO commandstats)
+#   idle     IDLE_RUNS (5) pairs of HOLD s runs with a TTL s TTL, without
+#            and with --queue latest (a holder that listens for cancels),
+#            side by side on two servers: median CPU of one redlock-cli of
+#            each, and the commands its server ran for one run (INFO
+#            commandstats)
 #
 # Knobs: BENCH_QN (iterations of each timed case; 20), BENCH_HOLD (20),
-# BENCH_TTL (10), IDLE_RUNS (3), BENCH_QUEUE_TRANSPORT (unix, as case C of
+# BENCH_TTL (10), IDLE_RUNS (5), BENCH_QUEUE_TRANSPORT (unix, as case C of
 # bench/run.sh, whose hand-off target these share, or tcp), REDLOCK_CLI
 # (./redlock-cli).
 # Prints markdown to stdout.
@@ -100,34 +101,27 @@ cpu_ns() {
 	done
 	echo "$sum"
 }
-# IDLE_RUNS (3) HOLD s runs (OPTS...), each started 0.5 s after the one
-# before, so that their start-ups do not meet: "CPU_MS RANGE EVALSHA
-# BZPOPMIN OTHER", the median CPU of one redlock-cli and the range, and
-# the commands the server ran for one run (its counts over all runs,
-# divided by their number).  One run's CPU is mostly its start-up, which
-# varies by a millisecond from one run to the next on this machine: a
-# single run could not tell 0.3 ms apart.
-idle() {
-	local j n=${IDLE_RUNS:-3} pids=() cpu=() ns alive stats
-	rcli CONFIG RESETSTAT >/dev/null
-	for ((j = 0; j < n; j++)); do
-		"$RL" run "bench:q:idle:$j" -t "${TTL}s" "$@" -- sleep "$HOLD" &
-		pids+=($!)
-		cpu+=(0)
-		sleep 0.5
-	done
-	for ((alive = n; alive > 0; )); do
-		alive=0
-		for ((j = 0; j < n; j++)); do
-			ns=$(cpu_ns "${pids[j]}")
-			((ns == 0)) || { cpu[j]=$ns; alive=$((alive + 1)); }
-		done
-		sleep 0.1
-	done
-	wait "${pids[@]}"
-	stats=$(rcli INFO commandstats | tr -d '\r')
+# The listening holds' own server, so that each mode's commands are
+# counted apart while the two run side by side; ICPID its pid.
+start_idle_server() {
+	redis-server --port 0 --unixsocket "$TMP/idle.sock" --unixsocketperm 700 \
+	    --save '' --appendonly no --daemonize yes --pidfile "$TMP/idle.pid" \
+	    --dir "$TMP" --logfile "$TMP/idle.log" </dev/null >/dev/null
+	until_ok icli_up
+	ICPID=$(<"$TMP/idle.pid")
+	BENCH_PIDS+=("$ICPID")
+}
+icli() { redis-cli -s "$TMP/idle.sock" "$@"; }
+icli_up() { icli PING >/dev/null 2>&1; }
+# idle_line RUNS STATS CPU_NS...: "CPU_MS RANGE EVALSHA BZPOPMIN OTHER",
+# the median CPU of one run and the range, and the commands in STATS (INFO
+# commandstats) for one run (their counts divided by RUNS).
+idle_line() {
+	local runs=$1 stats
+	stats=$(tr -d '\r' <<<"$2")
+	shift 2
 	[[ -z ${BENCH_DEBUG:-} ]] || echo "$stats" >&2
-	printf '%s\n' "${cpu[@]}" | sort -n | awk -v runs="$n" -v stats="$stats" '
+	printf '%s\n' "$@" | sort -n | awk -v runs="$runs" -v stats="$stats" '
 	    { v[NR] = $1 }
 	    END {
 		m = v[int((NR + 1) / 2)]
@@ -145,6 +139,44 @@ idle() {
 		    v[NR] / 1e6, e / runs, b / runs, o / runs
 	    }'
 }
+# IDLE_RUNS (5) pairs of HOLD s runs with a TTL s TTL, a plain one (on the
+# main server) and one of --queue latest (on the idle server), all at once,
+# each started 0.25 s after the one before, so that their start-ups do not
+# meet: one idle_line for the plain runs, then one for the listening ones.
+# A run's CPU is mostly its start-up, which moves by a millisecond from
+# one moment to the next on this machine: five of each, side by side,
+# tell 0.3 ms apart where one after the other did not.
+idle_pair() {
+	local j n=${IDLE_RUNS:-5} pids=() cpu=() plain=() listen=() ns alive
+	rcli CONFIG RESETSTAT >/dev/null
+	icli CONFIG RESETSTAT >/dev/null
+	for ((j = 0; j < 2 * n; j++)); do
+		if ((j % 2 == 0)); then
+			"$RL" run "bench:q:idle:$j" -t "${TTL}s" -- sleep "$HOLD" &
+		else
+			"$RL" -u "unix://$TMP/idle.sock" run "bench:q:idle:$j" \
+			    -t "${TTL}s" --queue latest -- sleep "$HOLD" &
+		fi
+		pids+=($!)
+		cpu+=(0)
+		sleep 0.25
+	done
+	for ((alive = 1; alive > 0; )); do
+		alive=0
+		for ((j = 0; j < 2 * n; j++)); do
+			ns=$(cpu_ns "${pids[j]}")
+			((ns == 0)) || { cpu[j]=$ns; alive=$((alive + 1)); }
+		done
+		sleep 0.1
+	done
+	wait "${pids[@]}"
+	for ((j = 0; j < 2 * n; j += 2)); do
+		plain+=("${cpu[j]}")
+		listen+=("${cpu[j + 1]}")
+	done
+	idle_line "$n" "$(rcli INFO commandstats)" "${plain[@]}"
+	idle_line "$n" "$(icli INFO commandstats)" "${listen[@]}"
+}
 "$RL" run bench:q:warm -n -t 300ms --queue latest -- sleep 0.2	# load the scripts, extend too
 "$RL" run bench:q:warm -n -t 300ms --queue fifo -- true
 for ((i = 0; i < N; i++)); do
@@ -152,8 +184,11 @@ for ((i = 0; i < N; i++)); do
 	supersede >>"$TMP/supersede"
 	cancel >>"$TMP/cancel"
 done
-read -r plain_cpu plain_range plain_e plain_b plain_o < <(idle)
-read -r listen_cpu listen_range listen_e listen_b listen_o < <(idle --queue latest)
+start_idle_server
+{
+	read -r plain_cpu plain_range plain_e plain_b plain_o
+	read -r listen_cpu listen_range listen_e listen_b listen_o
+} < <(idle_pair)
 
 f=$(median <"$TMP/handoff.flock")
 echo "| case | median | ÷ flock's hand-off ($(ms "$f") ms) | target |"
@@ -167,7 +202,7 @@ echo "| superseded: newer waiter's start → old waiter's exit | $(ms "$m") ms |
 m=$(median <"$TMP/cancel")
 echo "| cancel: newer waiter's start → SIGTERM in the holder's command | $(ms "$m") ms | $(awk -v a="$m" -v b="$f" 'BEGIN { printf "%.2f", a / b }') | ≤ 2 |"
 echo
-echo "| ${HOLD} s hold, ${TTL} s TTL, median of ${IDLE_RUNS:-3} | CPU of redlock-cli (range) | EVALSHA (acquire, renewals, release) | BZPOPMIN | other commands |"
+echo "| ${HOLD} s hold, ${TTL} s TTL, median of ${IDLE_RUNS:-5} | CPU of redlock-cli (range) | EVALSHA (acquire, renewals, release) | BZPOPMIN | other commands |"
 echo "|---|---|---|---|---|"
 echo "| run (today's) | $plain_cpu ms ($plain_range) | $plain_e | $plain_b | $plain_o |"
 echo "| run --queue latest (listens) | $listen_cpu ms ($listen_range) | $listen_e | $listen_b | $listen_o |"

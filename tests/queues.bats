@@ -280,6 +280,20 @@ trap_cmd() {
 	[ -e "$D/ran" ]
 }
 
+# The listening call blocks for the TTL: one per renewal was a wake-up
+# more per renewal, since the server answers a timeout on its own tick.
+@test "a listening holder blocks a TTL at a time, not once per renewal" {
+	local n
+	rcli main CONFIG RESETSTAT >/dev/null
+	run --separate-stderr redlock-cli run k --queue latest -t 1500ms -- sleep 3.2
+	assert_success
+	n=$(rcli main INFO commandstats | tr -d '\r' |
+	    sed -n 's/^cmdstat_bzpopmin:calls=\([0-9]*\),.*/\1/p')
+	# 3.2 s, a TTL of 1.5 s: 3 calls (Redis counts one as it blocks,
+	# Valkey as it returns), where a call per renewal (every 0.5 s) made 6.
+	((${n:-0} >= 2 && ${n:-0} <= 4)) || fail "$n BZPOPMIN calls"
+}
+
 @test "a run without --queue latest does not listen, and is not cancelled" {
 	start_bg old run k -- sh -c 'sleep 1.5; touch "$1/old-done"' sh "$D"
 	wait_until key_exists main k
