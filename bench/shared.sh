@@ -25,6 +25,7 @@ CYCLES=${BENCH_SHARED_CYCLES:-50}
 bench_setup bench/shared.sh
 
 now_ms() { local t=${EPOCHREALTIME/./}; REPLY=$((t / 1000)); }
+now_us() { REPLY=${EPOCHREALTIME/./}; }
 
 # one TOOL MODE CMD...: one locked command, by redlock-cli or flock.
 one() {
@@ -59,28 +60,30 @@ rate() {
 	    'BEGIN { printf "%.1f\n", n * 1000 / ms }'
 }
 
-# flock_handoff: flock's hand-off, ms from a holder's end to a waiter's start.
+# flock_handoff: flock's hand-off, µs from a holder's end to a waiter's
+# start.  S2 is timed in µs throughout: at 1 ms, this median of 10 came
+# out 2 or 3 ms from one run to the next, and the bound moved by 1.5 ms.
 flock_handoff() {
-	flock -x "$TMP/flock" sh -c "sleep 0.1; date +%s%3N >$TMP/end" &
+	flock -x "$TMP/flock" sh -c "sleep 0.1; date +%s%6N >$TMP/end" &
 	sleep 0.03
-	flock -x "$TMP/flock" sh -c "date +%s%3N >$TMP/start"
+	flock -x "$TMP/flock" sh -c "date +%s%6N >$TMP/start"
 	wait
 	echo $(($(cat "$TMP/start") - $(cat "$TMP/end")))
 }
 
 # stream TOOL: readers of 200 ms every 50 ms for 1.5 s, a writer at
-# 0.75 s; prints the writer's wait in ms (arrival to its command's start)
+# 0.75 s; prints the writer's wait in µs (arrival to its command's start)
 # and the longest reader hold (its command's start to end), as measured.
 stream() {
 	local tool=$1 i t0 pids=()
 	rm -f "$TMP"/r.*
 	for ((i = 0; i < 30; i++)); do
 		if ((i == 15)); then
-			now_ms; t0=$REPLY
-			one "$tool" x sh -c "date +%s%3N >$TMP/w" & pids+=($!)
+			now_us; t0=$REPLY
+			one "$tool" x sh -c "date +%s%6N >$TMP/w" & pids+=($!)
 		fi
-		one "$tool" s sh -c "date +%s%3N >$TMP/r.$i.s; sleep 0.2;
-		    date +%s%3N >$TMP/r.$i.e" & pids+=($!)
+		one "$tool" s sh -c "date +%s%6N >$TMP/r.$i.s; sleep 0.2;
+		    date +%s%6N >$TMP/r.$i.e" & pids+=($!)
 		sleep 0.05
 	done
 	wait "${pids[@]}"
@@ -90,11 +93,11 @@ stream() {
 	echo "$(($(cat "$TMP/w") - t0)) $(cat "$TMP/hold")"
 }
 
-# median and max of numbers on stdin
+# median and max of numbers on stdin, divided by DIV (1)
 medmax() {
-	sort -n | awk '{ v[NR] = $1 } END {
+	sort -n | awk -v div="${1:-1}" '{ v[NR] = $1 / div } END {
 		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%s %s\n", m, v[NR] }'
+		printf "%.1f %.1f\n", m, v[NR] }'
 }
 
 one_run() {
@@ -103,15 +106,16 @@ one_run() {
 	f=$(rate flock s s s s s s s s)
 	echo "S1 readers: redlock-cli $r/s, flock -s $f/s, ratio $(awk \
 	    -v a="$r" -v b="$f" 'BEGIN { printf "%.2f", a / b }')"
-	hand=$(for _ in $(seq 10); do flock_handoff; done | medmax)
+	hand=$(for _ in $(seq 10); do flock_handoff; done | medmax 1000)
 	for _ in $(seq "$ROUNDS"); do stream redlock; done >"$TMP/s2"
-	w=$(cut -d' ' -f1 "$TMP/s2" | medmax)
-	hold=$(cut -d' ' -f2 "$TMP/s2" | medmax)
-	fw=$(for _ in $(seq 3); do stream flock; done | cut -d' ' -f1 | medmax)
+	w=$(cut -d' ' -f1 "$TMP/s2" | medmax 1000)
+	hold=$(cut -d' ' -f2 "$TMP/s2" | medmax 1000)
+	fw=$(for _ in $(seq 3); do stream flock; done | cut -d' ' -f1 |
+	    medmax 1000)
 	echo "S2 stream: writer waits median/max ${w% *}/${w#* } ms;" \
 	    "bound: longest reader hold ${hold#* } ms + 1.5 x flock's" \
 	    "hand-off ${hand% *} ms = $(awk -v h="${hold#* }" -v f="${hand% *}" \
-	    'BEGIN { printf "%.0f", h + 1.5 * f }') ms;" \
+	    'BEGIN { printf "%.1f", h + 1.5 * f }') ms;" \
 	    "flock's writer ${fw% *}/${fw#* } ms"
 	r=$(rate redlock s s s s s s s x)
 	f=$(rate flock s s s s s s s x)

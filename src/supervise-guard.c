@@ -56,6 +56,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,9 +642,14 @@ supervise_guard_signal(struct guard *g, int sig, int is_all)
 	/* Its leader is our unreaped child: the group id is still its. */
 	if (!g->is_cmd_reaped && kill(-g->cmd, sig) == -1 && errno == ESRCH)
 		(void)kill(g->cmd, sig);
-	if (is_all)
+	if (is_all) {
+		/* The walk of /proc below takes about a millisecond, and the
+		 * command, just woken on our CPU, waited for it to end: it
+		 * runs first now (bench/README.md, "Queues"). */
+		(void)sched_yield();
 		(void)supervise_proc_signal_descendants(g->self, sig,
 		    g->is_cmd_reaped ? 0 : g->cmd);
+	}
 	else if (g->is_cmd_reaped)
 		(void)supervise_proc_signal_children(g->self, sig);
 }
