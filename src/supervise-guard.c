@@ -91,6 +91,7 @@ deadfn static void supervise_guard_pre_main(struct guard *, char **,
 		     const char *, const sigset_t *);
 deadfn static void supervise_guard_serve(struct guard *,
 		     struct supervise_spawn *);
+static int	 supervise_guard_prepare(struct guard *, int [2], int);
 static int	 supervise_guard_setup(struct guard *);
 static void	 supervise_guard_started(int, int64_t, struct supervise_msg *);
 static void	 supervise_guard_close_ours(int);
@@ -104,11 +105,32 @@ static void	 supervise_guard_wait(struct guard *, int);
 deadfn static void supervise_guard_linger(struct guard *);
 
 /*
+ * In redlock-cli, before either fork of a guardian: its socket pair (sv),
+ * and g as the guardian starts with.  We become a subreaper: if the
+ * guardian is killed, what the job still runs comes to us
+ * (supervise_guard_gone()) rather than to init.  0, or -1 (errno).
+ */
+static int
+supervise_guard_prepare(struct guard *g, int sv[2], int release_on_exit)
+{
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return (-1);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	memset(g, 0, sizeof(*g));
+	g->fd = sv[1];
+	g->rl = getpid();
+	g->release_on_exit = release_on_exit;
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	return (0);
+}
+
+/*
  * In redlock-cli: start the guardian, which starts the command; wait for
- * that, until until_ns (-1: no limit).  Returns the guardian's pid (then
- * *fd is our end of the pair and *started the guardian's first message,
- * whose pid is -1 if the command could not be started: err says why), or
- * -1 (logged).
+ * that, until until_ns.  Returns the guardian's pid (then *fd is our end
+ * of the pair and *started the guardian's first message, whose pid is -1
+ * if the command could not be started: err says why), or -1 (logged).
  */
 pid_t
 supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
@@ -118,14 +140,10 @@ supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
 	pid_t		pid;
 	int		sv[2];
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+	if (supervise_guard_prepare(&g, sv, release_on_exit) == -1) {
 		log_warn("socketpair");
 		return (-1);
 	}
-	memset(&g, 0, sizeof(g));
-	g.fd = sv[1];
-	g.rl = getpid();
-	g.release_on_exit = release_on_exit;
 	if ((pid = fork()) == -1) {
 		log_warn("fork");
 		(void)close(sv[0]);
@@ -158,11 +176,9 @@ supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	for (;;) {
-		left = until_ns == -1 ? -1 : until_ns - clock_mono_ns();
-		if (left < 0 && until_ns != -1)
+		if ((left = until_ns - clock_mono_ns()) < 0)
 			left = 0;
-		ready = poll(&pfd, 1, left == -1 ? -1 :
-		    (int)((left + 999999) / 1000000));
+		ready = poll(&pfd, 1, (int)((left + 999999) / 1000000));
 		if (ready == -1 && errno == EINTR)
 			continue;
 		if (ready != 1)
@@ -199,20 +215,10 @@ supervise_pre_start(struct supervise_pre *pre, char **argv, const char *key,
 
 	pre->pid = -1;
 	pre->fd = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+	if (supervise_guard_prepare(&g, sv, release_on_exit) == -1) {
 		log_debug("socketpair: %s", strerror(errno));
 		return;
 	}
-	/* If the guardian is killed, what the job still runs comes to us
-	 * (supervise_guard_gone()) rather than to init. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	memset(&g, 0, sizeof(g));
-	g.fd = sv[1];
-	g.rl = getpid();
-	g.release_on_exit = release_on_exit;
-	(void)fflush(stdout);
-	(void)fflush(stderr);
 	/* Nothing may reach it before it has blocked every signal itself. */
 	if (sigfillset(&all) == -1 ||
 	    sigprocmask(SIG_SETMASK, &all, &before) == -1) {

@@ -37,7 +37,6 @@
  * signal mask.
  */
 
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -299,12 +298,6 @@ supervise_spawn_guard(struct supervisor *s, char **argv, int64_t until_ns,
 	    &s->before_mask;
 	sp.old_chld = &s->before_chld;
 	sp.tty_fd = s->tty_fd;
-	/* If the guardian is killed, what the job still runs comes to us
-	 * (supervise_guard_gone()) rather than to init. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	(void)fflush(stdout);
-	(void)fflush(stderr);
 	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
 	    until_ns, &s->guard_fd, m);
 	for (i = first_own; sp.envp[i] != NULL; i++)
