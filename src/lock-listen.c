@@ -70,12 +70,14 @@ lock_listen_start(struct lock *l)
 	if (ls->is_off || now < ls->retry_ns)
 		return;
 	ms = l->ttl_ms > LOCK_LISTEN_MIN_MS ? l->ttl_ms : LOCK_LISTEN_MIN_MS;
-	(void)snprintf(ls->timeout, sizeof(ls->timeout), "%.3f",
-	    (double)ms / 1000.0);
-	ls->lens[2] = strlen(ls->timeout);
 	for (i = 0; i < l->nconns; i++) {
 		if (ls->in_flight[i])
 			continue;
+		/* Here, not at every wake-up: a wake-up is mostly a renewal,
+		 * and a hold's CPU is mostly its renewals. */
+		(void)snprintf(ls->timeout, sizeof(ls->timeout), "%lld.%03lld",
+		    (long long)(ms / 1000), (long long)(ms % 1000));
+		ls->lens[2] = strlen(ls->timeout);
 		if (ls->conns[i] == NULL)
 			ls->conns[i] = conn_new(&l->opts->urls[i], &l->conf);
 		/* The key ends with the token: -v -v cuts it. */
