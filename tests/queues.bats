@@ -294,6 +294,20 @@ trap_cmd() {
 	((${n:-0} >= 2 && ${n:-0} <= 4)) || fail "$n BZPOPMIN calls"
 }
 
+@test "a listening holder's blocking call lasts its TTL, to the millisecond" {
+	redis-cli -s "$(redis_sock main)" MONITOR >"$D/monitor" 2>&1 &
+	BG_PIDS+=($!)
+	wait_until grep -q '^OK' "$D/monitor"
+	run --separate-stderr redlock-cli run k --queue latest -t 2005ms -- sleep 0.5
+	assert_success
+	run --separate-stderr redlock-cli run k --queue latest -t 1250ms -- sleep 0.5
+	assert_success
+	wait_until grep -q '"BZPOPMIN" "{k}:cancel:[0-9a-f]*" "1.250"' "$D/monitor" ||
+	    fail "$(grep BZPOPMIN "$D/monitor")"
+	grep -q '"BZPOPMIN" "{k}:cancel:[0-9a-f]*" "2.005"' "$D/monitor" ||
+	    fail "$(grep BZPOPMIN "$D/monitor")"
+}
+
 @test "a run without --queue latest does not listen, and is not cancelled" {
 	start_bg old run k -- sh -c 'sleep 1.5; touch "$1/old-done"' sh "$D"
 	wait_until key_exists main k
