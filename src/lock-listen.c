@@ -36,7 +36,8 @@ struct lock_listen {
 	size_t		 *polled;	/* the conn of each pollfd given */
 	size_t		  npolled;
 	char		 *key;		/* {K}:cancel:TOKEN */
-	char		  timeout[32];
+	char		  timeout[32];	/* seconds, of timeout_ms */
+	int64_t		  timeout_ms;
 	const char	 *argv[3];
 	size_t		  lens[3];
 	int		  is_off;	/* the servers cannot block */
@@ -70,14 +71,17 @@ lock_listen_start(struct lock *l)
 	if (ls->is_off || now < ls->retry_ns)
 		return;
 	ms = l->ttl_ms > LOCK_LISTEN_MIN_MS ? l->ttl_ms : LOCK_LISTEN_MIN_MS;
-	for (i = 0; i < l->nconns; i++) {
-		if (ls->in_flight[i])
-			continue;
-		/* Here, not at every wake-up: a wake-up is mostly a renewal,
-		 * and a hold's CPU is mostly its renewals. */
+	/* Once per TTL, not at every wake-up: a wake-up is mostly a
+	 * renewal, and a hold's CPU is mostly its renewals. */
+	if (ms != ls->timeout_ms) {
 		(void)snprintf(ls->timeout, sizeof(ls->timeout), "%lld.%03lld",
 		    (long long)(ms / 1000), (long long)(ms % 1000));
 		ls->lens[2] = strlen(ls->timeout);
+		ls->timeout_ms = ms;
+	}
+	for (i = 0; i < l->nconns; i++) {
+		if (ls->in_flight[i])
+			continue;
 		if (ls->conns[i] == NULL)
 			ls->conns[i] = conn_new(&l->opts->urls[i], &l->conf);
 		/* The key ends with the token: -v -v cuts it. */
