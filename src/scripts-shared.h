@@ -33,7 +33,12 @@
 /* What K holds while readers do: a foreign SET NX fails on it. */
 #define LUA_SHARED_MARK	"local SHARED_MARK = 'redlock:shared'\n"
 
-#define LUA_SHARED_READERS						\
+/*
+ * What a reader's take and release need, ahead of the fast paths
+ * (lua_shared_acquire, lua_shared_release): every function a script
+ * defines costs it a closure at each run, more than a call of Redis.
+ */
+#define LUA_SHARED_KEEP							\
 	LUA_SHARED_MARK							\
 	"local rd_t, rd_left\n"					\
 	"local function rd_now()\n"					\
@@ -57,6 +62,29 @@
 	"  redis.call('PEXPIRE', KEYS[7], ms)\n"			\
 	"  redis.call('PEXPIRE', KEYS[8], ms)\n"			\
 	"end\n"							\
+	/* release of a reader: 1, 0 not held.  The marker and both sets
+	 * expire with the latest reader (the last of the set: top, if the
+	 * caller has read it), so a release of any other leaves them as
+	 * they are: three calls, where rd_keep() would take six. */	\
+	"local function rd_drop(token, top)\n"				\
+	"  top = top or redis.call('ZRANGE', KEYS[7], -1, -1)[1]\n"	\
+	"  if redis.call('ZREM', KEYS[7], token) == 0 then return 0 end\n"\
+	"  redis.call('HDEL', KEYS[8], rd_fields(token))\n"		\
+	"  if top == token then rd_keep(rd_now()) else rd_left = true end\n"\
+	"  return 1\n"							\
+	"end\n"							\
+	/* A reader's take, with its fence f: its lease and metadata. */\
+	"local function rd_take(token, ttl, now, f)\n"			\
+	"  redis.call('ZADD', KEYS[7], now + ttl, token)\n"		\
+	"  redis.call('HSET', KEYS[8], token .. ':fence', f,\n"	\
+	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
+	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
+	"    token .. ':ttl', ARGV[2])\n"				\
+	"  redis.call('ZREM', KEYS[10], token)\n"			\
+	"  rd_keep(now)\n"						\
+	"end\n"
+
+#define LUA_SHARED_REST							\
 	/* cur is KEYS[1]'s value: drop expired readers, and a marker
 	 * that has none left. */					\
 	"local function rd_prepare(cur, now)\n"			\
@@ -91,13 +119,7 @@
 	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"		\
 	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or ''}\n"\
 	"end\n"							\
-	/* release and extend of a reader: 1 (or the TTL), 0 not held */\
-	"local function rd_drop(token)\n"				\
-	"  if redis.call('ZREM', KEYS[7], token) == 0 then return 0 end\n"\
-	"  redis.call('HDEL', KEYS[8], rd_fields(token))\n"		\
-	"  rd_keep(rd_now())\n"					\
-	"  return 1\n"							\
-	"end\n"							\
+	/* extend of a reader: the TTL, 0 not held */			\
 	"local function rd_renew(token, ttl)\n"			\
 	"  if not rd_holds(token) then return 0 end\n"			\
 	"  redis.call('ZADD', KEYS[7], rd_now() + ttl, token)\n"	\
@@ -114,6 +136,8 @@
 	"  redis.call('ZADD', k, rd_now() + lease, token)\n"		\
 	"  redis.call('PEXPIRE', k, lease * 2)\n"			\
 	"end\n"
+
+#define LUA_SHARED_READERS	LUA_SHARED_KEEP LUA_SHARED_REST
 
 /*
  * Waking, for every release script that may free a lock readers wait
@@ -163,10 +187,12 @@
  * the counter as it is (no INCR): the next exclusive holder's INCR is
  * larger than every earlier reader's.  With --queue any, a waiting writer
  * (KEYS[9]) keeps new readers out; queued, the queue's order decides
- * (LUA_SHARED_QUEUE_TURN).
+ * (LUA_SHARED_QUEUE_TURN).  take: true for the acquire script only
+ * (RD_TAKE: mode_prepare() does not prune there).
  */
-#define LUA_SHARED_MODE						\
+#define LUA_SHARED_MODE(take)						\
 	"local MODE_NEEDS_TIME = true\n"				\
+	"local RD_TAKE = " #take "\n"					\
 	"local cur\n"							\
 	"local function mode_check()\n"				\
 	"  local v = redis.pcall('GET', KEYS[1])\n"			\
@@ -174,32 +200,44 @@
 	"  cur = v\n"							\
 	"  return false\n"						\
 	"end\n"							\
+	/* A reader's take does not prune (RD_TAKE): while the marker is
+	 * there, its latest reader is not expired (they expire together),
+	 * and the dead ones before it block no reader.  Releases, writers
+	 * and a refusal prune them. */					\
 	"local function mode_prepare(now)\n"				\
 	"  if mode_check() then return true end\n"			\
 	"  rd_t = now\n"						\
-	"  cur = rd_prepare(cur, now)\n"				\
+	"  if not RD_TAKE then cur = rd_prepare(cur, now) end\n"	\
 	"  return false\n"						\
 	"end\n"							\
 	"local function mode_holds(token)\n"				\
 	"  return cur == SHARED_MARK and rd_holds(token)\n"		\
 	"end\n"							\
+	/* Not pruned: an expired share is not ours any more. */	\
 	"local function mode_mine(token, ttl, now)\n"			\
-	"  if not mode_holds(token) then return nil end\n"		\
+	"  if cur ~= SHARED_MARK then return nil end\n"		\
+	"  local e = redis.call('ZSCORE', KEYS[7], token)\n"		\
+	"  if not e or tonumber(e) <= now then return nil end\n"	\
 	"  rd_renew(token, ttl)\n"					\
 	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':fence'))"\
 	" or 0\n"							\
 	"end\n"							\
+	/* The first writer whose intent has not run out (those that have
+	 * go with the next wake-up, LUA_SHARED_WAKE). */		\
 	"local function mode_room(now)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    return 0, redis.call('PTTL', KEYS[1])\n"			\
 	"  end\n"							\
 	"  if ARGV[8] ~= '0' then return 1, 0 end\n"			\
-	"  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now)\n"	\
-	"  local w = redis.call('ZRANGE', KEYS[9], 0, 0, 'WITHSCORES')\n"\
+	"  local w = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf',"\
+	" 'WITHSCORES', 'LIMIT', 0, 1)\n"				\
 	"  if w[2] then return 0, tonumber(w[2]) - now end\n"		\
 	"  return 1, 0\n"						\
 	"end\n"							\
-	"local function mode_holder() return rd_holder(cur) end\n"	\
+	"local function mode_holder()\n"				\
+	"  if RD_TAKE and cur == SHARED_MARK then cur = rd_prepare(cur, rd_now()) end\n"\
+	"  return rd_holder(cur)\n"					\
+	"end\n"							\
 	"local function mode_wait(token, now)\n"			\
 	"  rd_register(KEYS[10], token)\n"				\
 	"end\n"							\
@@ -208,15 +246,7 @@
 	"local function mode_fence(ttl)\n"				\
 	"  return tonumber(redis.call('GET', KEYS[2])) or 0\n"		\
 	"end\n"							\
-	"local function mode_take(token, ttl, now, f)\n"		\
-	"  redis.call('ZADD', KEYS[7], now + ttl, token)\n"		\
-	"  redis.call('HSET', KEYS[8], token .. ':fence', f,\n"	\
-	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
-	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
-	"    token .. ':ttl', ARGV[2])\n"				\
-	"  redis.call('ZREM', KEYS[10], token)\n"			\
-	"  rd_keep(now)\n"						\
-	"end\n"							\
+	"local mode_take = rd_take\n"					\
 	"local function mode_drop(token, now)\n"			\
 	"  if cur ~= SHARED_MARK then return cur and -1 or 0 end\n"	\
 	"  return rd_drop(token)\n"					\
@@ -257,11 +287,50 @@
 	"end\n"							\
 	"local function queue_admitted() rd_wake_queue() end\n"
 
+/*
+ * A reader let in at once (--queue any; no writer waits; not a retry of
+ * a holder), the case that matters for speed, runs before the other
+ * functions are defined; what it does is what the general path below
+ * would.  Anything else (a wrong type, an exclusive holder, a queue)
+ * takes the general path.
+ */
+#define LUA_SHARED_FAST_TAKE						\
+	"if ARGV[8] == '0' then\n"					\
+	"  local cur = redis.pcall('GET', KEYS[1])\n"			\
+	"  if cur == false or cur == SHARED_MARK then\n"		\
+	"    local now = server_now()\n"				\
+	"    if (cur == false or not redis.call('ZSCORE', KEYS[7], ARGV[1])) and\n"\
+	"        not redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf',"\
+	" 'LIMIT', 0, 1)[1] then\n"					\
+	"      local f = tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
+	"      rd_take(ARGV[1], tonumber(ARGV[2]), now, f)\n"		\
+	"      return {1, f}\n"						\
+	"    end\n"							\
+	"  end\n"							\
+	"end\n"
+
+/*
+ * A reader's release while others hold and none has expired, the case
+ * that matters for speed: rd_drop(), no wake-up.  Anything else takes the
+ * general path.
+ */
+#define LUA_SHARED_FAST_DROP						\
+	"if redis.pcall('GET', KEYS[1]) == SHARED_MARK then\n"		\
+	"  rd_t = server_now()\n"					\
+	"  if not redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', rd_t,"	\
+	" 'LIMIT', 0, 1)[1] then\n"					\
+	"    local top = redis.call('ZRANGE', KEYS[7], -1, -1)[1]\n"	\
+	"    if top ~= ARGV[1] then return rd_drop(ARGV[1], top) end\n"	\
+	"  end\n"							\
+	"end\n"
+
 static const char lua_shared_acquire[] =
-	LUA_CLASH
 	LUA_SERVER_NOW
-	LUA_SHARED_READERS
-	LUA_SHARED_MODE
+	LUA_SHARED_KEEP
+	LUA_SHARED_FAST_TAKE
+	LUA_CLASH
+	LUA_SHARED_REST
+	LUA_SHARED_MODE(true)
 	LUA_WAKE(9)
 	LUA_SHARED_WAKE(9)
 	LUA_SHARED_QUEUE_TURN
@@ -269,10 +338,12 @@ static const char lua_shared_acquire[] =
 	LUA_ACQUIRE_BODY;
 
 static const char lua_shared_release[] =
-	LUA_CLASH
 	LUA_SERVER_NOW
-	LUA_SHARED_READERS
-	LUA_SHARED_MODE
+	LUA_SHARED_KEEP
+	LUA_SHARED_FAST_DROP
+	LUA_CLASH
+	LUA_SHARED_REST
+	LUA_SHARED_MODE(false)
 	LUA_WAKE(3)
 	LUA_SHARED_WAKE(3)
 	LUA_RELEASE_BODY;
@@ -281,7 +352,7 @@ static const char lua_shared_give_back[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
-	LUA_SHARED_MODE
+	LUA_SHARED_MODE(false)
 	LUA_QUEUE_JOIN
 	LUA_GIVE_BACK_BODY;
 
@@ -289,14 +360,14 @@ static const char lua_shared_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
-	LUA_SHARED_MODE
+	LUA_SHARED_MODE(false)
 	LUA_EXTEND_BODY;
 
 static const char lua_shared_raise_fence[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
-	LUA_SHARED_MODE
+	LUA_SHARED_MODE(false)
 	LUA_RAISE_FENCE_BODY;
 
 #endif /* SCRIPTS_SHARED_H */

@@ -180,3 +180,28 @@ setup() {
 	    fail "stderr has several lines: $stderr"
 	assert_stderr_line "redlock-cli: cannot release lock 'a?b': it is not held (expired or never taken)"
 }
+
+# The release scripts' fast paths come first (scripts-shared.h): a server
+# that lost them gets each whole, once, and the lock is still released.
+@test "a run's release after SCRIPT FLUSH goes out whole (EVAL), once, and releases, in both modes" {
+	local mode evals
+	for mode in -x -s; do
+		redlock-cli run k "$mode" -- true	# the scripts, loaded
+		rcli main CONFIG RESETSTAT >/dev/null
+		run --separate-stderr redlock-cli run k "$mode" -- \
+		    redis-cli -s "$(redis_sock main)" SCRIPT FLUSH
+		assert_success
+		[ -z "$stderr" ] || fail "$mode: $stderr"
+		refute_key main k
+		evals=$(rcli main INFO commandstats | tr -d '\r' |
+		    sed -n 's/^cmdstat_eval:calls=\([0-9]*\),.*/\1/p')
+		[ "$evals" = 1 ] || fail "$mode: $evals EVALs, not the release's one"
+		[ "$(rcli main INFO clients | tr -d '\r' |
+		    sed -n 's/^connected_clients://p')" = 1 ] ||
+		    fail "$mode: a connection of ours is left open"
+	done
+	tok=$(redlock-cli acquire k -s)
+	rcli main SCRIPT FLUSH >/dev/null
+	run -0 redlock-cli release k --token "$tok"
+	refute_key main k
+}

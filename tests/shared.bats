@@ -146,6 +146,28 @@ token_of() {
 	run -1 redlock-cli acquire k -s -n
 }
 
+# A release leaves the marker's TTL alone unless it was the latest
+# reader's (rd_drop): then it follows the next latest one.
+@test "the marker's TTL follows the latest reader through every release, and goes with the last one" {
+	a=$(redlock-cli acquire k -s -t 10s)
+	b=$(redlock-cli acquire k -s -t 20s)
+	c=$(redlock-cli acquire k -s -t 5s)
+	p=$(pttl k)
+	((p > 18000 && p <= 20000)) || fail "PTTL $p: not b's"
+	run -0 redlock-cli release k --token "$c"
+	p=$(pttl k)
+	((p > 18000 && p <= 20000)) || fail "PTTL $p after c's release: not b's"
+	run -0 redlock-cli release k --token "$b"
+	for key in k '{k}:readers' '{k}:rmeta'; do
+		p=$(pttl "$key")
+		((p > 8000 && p <= 10000)) || fail "$key: PTTL $p after b's release: not a's"
+	done
+	run -0 redlock-cli release k --token "$a"
+	refute_key main k
+	refute_key main '{k}:readers'
+	refute_key main '{k}:rmeta'
+}
+
 @test "writer starved: a waiting exclusive request stops new readers and runs before a reader that came after it" {
 	s1=$(redlock-cli acquire k -s -t 20s)
 	start_bg x run k -w 20s -- sh -c "$(stamp "$D/x.start"); sleep 0.3; $(stamp "$D/x.end")"
