@@ -127,14 +127,15 @@ supervise_guard_prepare(struct guard *g, int sv[2], int release_on_exit)
 }
 
 /*
- * In redlock-cli: start the guardian, which starts the command; wait for
- * that, until until_ns.  Returns the guardian's pid (then *fd is our end
- * of the pair and *started the guardian's first message, whose pid is -1
- * if the command could not be started: err says why), or -1 (logged).
+ * In redlock-cli: start the guardian, which starts the command.  Returns
+ * the guardian's pid (then *fd is our end of the pair), or -1 (logged).
+ * Its first word (SUPERVISE_STARTED) is not waited for: the supervisor
+ * hears it with the next (supervise-reap.c), so that a short command
+ * costs no wake-up for it (bench/README.md, "Shared locks").
  */
 pid_t
 supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
-    int64_t until_ns, int *fd, struct supervise_msg *started)
+    int *fd)
 {
 	struct guard	g;
 	pid_t		pid;
@@ -156,7 +157,6 @@ supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
 	}
 	(void)close(sv[1]);
 	*fd = sv[0];
-	supervise_guard_started(sv[0], until_ns, started);
 	return (pid);
 }
 
@@ -476,6 +476,9 @@ supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
 		_exit(EXIT_UNAVAILABLE);
 	}
 	g->cmd = m.pid;
+	/* Not announced with a SIGCHLD: a supervisor that forked us reads
+	 * it with our next word (supervise_hear()), one forked during a
+	 * wait is waiting for it (supervise_pre_go()). */
 	if (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
 		supervise_guard_sweep(g);	/* nobody to answer to */
 		_exit(EXIT_OK);

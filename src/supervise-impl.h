@@ -104,6 +104,9 @@ struct supervisor {
 	int				 guard_fd;	/* our end */
 	int				 guard_status;	/* its wait status */
 	pid_t				 child;		/* the command */
+	const char			*argv0;		/* its name */
+	int				 is_started;	/* heard of it */
+	int				 is_start_failed;
 	int				 tty_fd;	/* -1 if not handed */
 	int64_t				 renew_ns;
 	int64_t				 retry_ns;
@@ -136,6 +139,7 @@ struct supervisor {
 
 /* supervise-reap.c */
 int	  supervise_reap(struct supervisor *);
+int	  supervise_started(struct supervisor *, const struct supervise_msg *);
 void	  supervise_tell(struct supervisor *, int, int);
 
 /* supervise-spawn.c */
@@ -144,8 +148,7 @@ char	**supervise_environ(const char *, const char *, long long,
 pid_t	  supervise_spawn(struct supervise_spawn *, int *);
 
 /* supervise-guard.c */
-pid_t	  supervise_guard_start(struct supervise_spawn *, int, int64_t,
-	      int *, struct supervise_msg *);
+pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *);
 pid_t	  supervise_pre_go(struct supervise_pre *, const struct lock *, int,
 	      int64_t, int *, struct supervise_msg *);
 int	  supervise_guard_send(int, int, int);

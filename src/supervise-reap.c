@@ -116,14 +116,49 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 		    "it left behind exit", what, lock_name(s->lock));
 }
 
-/* Every message the guardian has sent. */
+/*
+ * The guardian's first word: the command runs (m->pid), perhaps with
+ * exec's errno (it exits 126 or 127 then), or it could not be started
+ * (pid -1; err says why).  0, or -1 if not started.
+ */
+int
+supervise_started(struct supervisor *s, const struct supervise_msg *m)
+{
+	s->is_started = 1;
+	if (m->pid == -1) {
+		errno = m->err;
+		if (m->err == ETIMEDOUT)
+			log_warnx("cannot start the command: it had not "
+			    "started by the end of the lock's validity");
+		else
+			log_warn("cannot start the command");
+		return (-1);
+	}
+	if (m->err == ENOENT)
+		log_warnx("%s: command not found", s->argv0);
+	else if (m->err != 0)
+		log_warnx("%s: %s", s->argv0, strerror(m->err));
+	s->child = m->pid;
+	return (0);
+}
+
+/*
+ * Every message the guardian has sent.  A command it could not start
+ * ends the job (exit 69) as one that ran would: the guardian exits after
+ * saying so.
+ */
 static void
 supervise_hear(struct supervisor *s)
 {
 	struct supervise_msg m;
 
 	while (supervise_guard_recv(s->guard_fd, &m) == 1) {
-		if (m.event == SUPERVISE_STOPPED)
+		if (m.event == SUPERVISE_STARTED &&
+		    supervise_started(s, &m) == -1) {
+			s->is_start_failed = 1;
+			s->is_exited = 1;
+			s->code = EXIT_UNAVAILABLE;
+		} else if (m.event == SUPERVISE_STOPPED)
 			supervise_job_stop(s);
 		else if (m.event == SUPERVISE_EXITED)
 			supervise_exited(s, &m);
@@ -186,7 +221,8 @@ supervise_guard_gone(struct supervisor *s)
 {
 	int	st = s->guard_status;
 
-	if (s->is_exited && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_OK)
+	if (s->is_start_failed ||
+	    (s->is_exited && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_OK))
 		return;
 	if (WIFSIGNALED(st))
 		log_warnx("the command's guardian (pid %ld) was killed by "

@@ -73,8 +73,8 @@ static void	 supervise_init(struct supervisor *, struct lock *,
 static int	 supervise_start(struct supervisor *, char **);
 static int	 supervise_block(struct supervisor *);
 static int	 supervise_spawn_job(struct supervisor *, char **);
-static int	 supervise_spawn_guard(struct supervisor *, char **, int64_t,
-		     struct supervise_msg *);
+static int	 supervise_spawn_pre(struct supervisor *);
+static int	 supervise_spawn_guard(struct supervisor *, char **);
 /* hold, then drain */
 static void	 supervise_hold(struct supervisor *);
 static void	 supervise_drain(struct supervisor *);
@@ -240,51 +240,49 @@ supervise_block(struct supervisor *s)
  * Start the guardian, and through it the command (or have the one of
  * supervise_pre_start start it).  The command gets the mask from before
  * the caller held anything (endsig_hold), else the one from before
- * supervise_run, and SIGCHLD's disposition from before.  The wait for
- * its start ends with the lock's validity: nothing is renewed meanwhile,
- * and a command started later might run beside the next holder.
+ * supervise_run, and SIGCHLD's disposition from before.  A guardian
+ * forked now starts the command without us waiting for it: the loop
+ * renews meanwhile and hears how the start went (supervise_started()).
  * 0, or -1 (logged).
  */
 static int
 supervise_spawn_job(struct supervisor *s, char **argv)
 {
-	struct supervise_msg	m;
-	int64_t			until_ns;
+	int rc;
 
-	until_ns = lock_valid_until_ns(s->lock);
+	s->argv0 = argv[0];
 	s->guard = -1;
-	if (s->opts->pre != NULL)
-		s->guard = supervise_pre_go(s->opts->pre, s->lock,
-		    s->tty_fd != -1, until_ns, &s->guard_fd, &m);
-	if (s->guard == -1 &&
-	    supervise_spawn_guard(s, argv, until_ns, &m) == -1)
-		return (-1);
-	if (m.pid == -1) {
-		errno = m.err;
-		if (m.err == ETIMEDOUT)
-			log_warnx("cannot start the command: it had not "
-			    "started by the end of the lock's validity");
-		else
-			log_warn("cannot start the command");
-		/* A guardian stopped on the way would never exit. */
-		(void)kill(s->guard, SIGKILL);
-		(void)close(s->guard_fd);
-		while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
-			;
-		return (-1);
-	}
-	if (m.err == ENOENT)
-		log_warnx("%s: command not found", argv[0]);
-	else if (m.err != 0)
-		log_warnx("%s: %s", argv[0], strerror(m.err));
-	s->child = m.pid;
-	return (0);
+	if (s->opts->pre != NULL && (rc = supervise_spawn_pre(s)) != 1)
+		return (rc);
+	return (supervise_spawn_guard(s, argv));
+}
+
+/*
+ * Have the guardian forked during the wait start the command; it answers
+ * at once.  0, -1 (logged), or 1 if it could not be told (start another).
+ */
+static int
+supervise_spawn_pre(struct supervisor *s)
+{
+	struct supervise_msg m;
+
+	s->guard = supervise_pre_go(s->opts->pre, s->lock, s->tty_fd != -1,
+	    lock_valid_until_ns(s->lock), &s->guard_fd, &m);
+	if (s->guard == -1)
+		return (1);
+	if (supervise_started(s, &m) == 0)
+		return (0);
+	/* A guardian stopped on the way would never exit. */
+	(void)kill(s->guard, SIGKILL);
+	(void)close(s->guard_fd);
+	while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
+		;
+	return (-1);
 }
 
 /* Fork the guardian now, with the command's environment.  0, or -1. */
 static int
-supervise_spawn_guard(struct supervisor *s, char **argv, int64_t until_ns,
-    struct supervise_msg *m)
+supervise_spawn_guard(struct supervisor *s, char **argv)
 {
 	struct supervise_spawn	sp;
 	size_t			i, first_own;
@@ -299,7 +297,7 @@ supervise_spawn_guard(struct supervisor *s, char **argv, int64_t until_ns,
 	sp.old_chld = &s->before_chld;
 	sp.tty_fd = s->tty_fd;
 	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
-	    until_ns, &s->guard_fd, m);
+	    &s->guard_fd);
 	for (i = first_own; sp.envp[i] != NULL; i++)
 		free(sp.envp[i]);
 	free(sp.envp);
