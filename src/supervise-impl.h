@@ -105,8 +105,7 @@ struct supervisor {
 	int				 guard_status;	/* its wait status */
 	pid_t				 child;		/* the command */
 	const char			*argv0;		/* its name */
-	int				 is_started;	/* heard of it */
-	int				 is_start_failed;
+	int				 is_start_failed; /* it never ran */
 	int				 tty_fd;	/* -1 if not handed */
 	int64_t				 renew_ns;
 	int64_t				 retry_ns;

@@ -124,7 +124,6 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 int
 supervise_started(struct supervisor *s, const struct supervise_msg *m)
 {
-	s->is_started = 1;
 	if (m->pid == -1) {
 		errno = m->err;
 		if (m->err == ETIMEDOUT)
