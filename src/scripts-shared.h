@@ -72,8 +72,20 @@
 	"  redis.call('HDEL', KEYS[8], rd_fields(token))\n"		\
 	"  if top == token then rd_keep(rd_now()) else rd_left = true end\n"\
 	"  return 1\n"							\
+	"end\n"
+
+/*
+ * The shared scripts' own (a mutex's scripts, which include the readers'
+ * functions for a reader's token, need neither): the first writer whose
+ * intent has not run out (those that have go with the next wake-up,
+ * LUA_SHARED_WAKE), and a reader's take, with its fence f: its lease and
+ * metadata.
+ */
+#define LUA_SHARED_TAKE							\
+	"local function rd_first_writer(now)\n"			\
+	"  return redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf',"\
+	" 'WITHSCORES', 'LIMIT', 0, 1)\n"				\
 	"end\n"							\
-	/* A reader's take, with its fence f: its lease and metadata. */\
 	"local function rd_take(token, ttl, now, f)\n"			\
 	"  redis.call('ZADD', KEYS[7], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[8], token .. ':fence', f,\n"	\
@@ -222,15 +234,12 @@
 	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':fence'))"\
 	" or 0\n"							\
 	"end\n"							\
-	/* The first writer whose intent has not run out (those that have
-	 * go with the next wake-up, LUA_SHARED_WAKE). */		\
 	"local function mode_room(now)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    return 0, redis.call('PTTL', KEYS[1])\n"			\
 	"  end\n"							\
 	"  if ARGV[8] ~= '0' then return 1, 0 end\n"			\
-	"  local w = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf',"\
-	" 'WITHSCORES', 'LIMIT', 0, 1)\n"				\
+	"  local w = rd_first_writer(now)\n"			\
 	"  if w[2] then return 0, tonumber(w[2]) - now end\n"		\
 	"  return 1, 0\n"						\
 	"end\n"							\
@@ -300,8 +309,7 @@
 	"  if cur == false or cur == SHARED_MARK then\n"		\
 	"    local now = server_now()\n"				\
 	"    if (cur == false or not redis.call('ZSCORE', KEYS[7], ARGV[1])) and\n"\
-	"        not redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf',"\
-	" 'LIMIT', 0, 1)[1] then\n"					\
+	"        not rd_first_writer(now)[1] then\n"			\
 	"      local f = tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
 	"      rd_take(ARGV[1], tonumber(ARGV[2]), now, f)\n"		\
 	"      return {1, f}\n"						\
@@ -327,6 +335,7 @@
 static const char lua_shared_acquire[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_KEEP
+	LUA_SHARED_TAKE
 	LUA_SHARED_FAST_TAKE
 	LUA_CLASH
 	LUA_SHARED_REST
@@ -341,6 +350,7 @@ static const char lua_shared_release[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_KEEP
 	LUA_SHARED_FAST_DROP
+	LUA_SHARED_TAKE
 	LUA_CLASH
 	LUA_SHARED_REST
 	LUA_SHARED_MODE(false)
@@ -352,6 +362,7 @@ static const char lua_shared_give_back[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
+	LUA_SHARED_TAKE
 	LUA_SHARED_MODE(false)
 	LUA_QUEUE_JOIN
 	LUA_GIVE_BACK_BODY;
@@ -360,6 +371,7 @@ static const char lua_shared_extend[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
+	LUA_SHARED_TAKE
 	LUA_SHARED_MODE(false)
 	LUA_EXTEND_BODY;
 
@@ -367,6 +379,7 @@ static const char lua_shared_raise_fence[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
+	LUA_SHARED_TAKE
 	LUA_SHARED_MODE(false)
 	LUA_RAISE_FENCE_BODY;
 

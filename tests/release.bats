@@ -181,8 +181,8 @@ setup() {
 	assert_stderr_line "redlock-cli: cannot release lock 'a?b': it is not held (expired or never taken)"
 }
 
-# The release scripts' fast paths come first (scripts-shared.h): a server
-# that lost them gets each whole, once, and the lock is still released.
+# A server that lost the scripts (SCRIPT FLUSH) while a run held its lock
+# gets the release whole, once, and the lock is still released.
 @test "a run's release after SCRIPT FLUSH goes out whole (EVAL), once, and releases, in both modes" {
 	local mode evals
 	for mode in -x -s; do

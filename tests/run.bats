@@ -54,6 +54,23 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	key_gone main k
 }
 
+# The guardian could not start the command (here: no descriptor left for
+# its pipe): it says so in its first word, which the supervisor hears in
+# its loop, and exits.  One line, exit 69, the lock given back, and no
+# word about a guardian gone wrong.
+@test "a command the guardian cannot start: exit 69 with one line, and the lock is released" {
+	# Only 0, 1 and 2 open, whatever the harness left us, then 7 at most:
+	# enough for redlock-cli's socket and pair, not for the guardian's.
+	run --separate-stderr bash -c 'for f in /proc/$$/fd/*; do
+	    n=${f##*/}; ((n > 2)) && eval "exec $n>&-"; done
+	    ulimit -n 7 && exec redlock-cli run k -- true'
+	assert_failure 69
+	[ -z "$output" ]
+	[ "$stderr" = "redlock-cli: cannot start the command: Too many open files" ]
+	key_gone main k
+	run -0 redlock-cli acquire k -n
+}
+
 @test "run exits 126 for a file that is not executable" {
 	local f="$BATS_TEST_TMPDIR/not-exec"
 	printf '#!/bin/sh\necho ran\n' >"$f"
