@@ -145,6 +145,10 @@ endif
 # (REDLOCK_TEST_MISSING=fail) and skips them in make check.
 BATS	= bats
 SUITE	= tests/ tests/faults/
+# A test still running after this many seconds has hung: it fails with
+# "timeout" and the suite goes on, rather than the run waiting for ever
+# (make valgrind's slowest test takes a few minutes).  Empty: no limit.
+export BATS_TEST_TIMEOUT ?= 900
 TEST_BUILD = $(if $(filter-out .,$(B)),REDLOCK_TEST_BUILD=$(abspath $(B)))
 
 ifeq ($(filter-out 0,$(HIREDIS)),)

@@ -98,6 +98,20 @@ EOF
 	assert_line --partial 'check: OVERLAP: fence '
 }
 
+@test "stress: a redlock-cli that never exits fails the run at its bound, saying where it is blocked" {
+	# A stand-in that hangs.  Without the bound, the run (and CI) waited
+	# for it for ever; timeout(1) is only this test's own backstop.
+	printf '#!/bin/sh\nexec sleep 600\n' >"$BATS_TEST_TMPDIR/hang"
+	chmod +x "$BATS_TEST_TMPDIR/hang"
+	STRESS_REDLOCK_CLI="$BATS_TEST_TMPDIR/hang" STRESS_FAULTS=0 \
+	    STRESS_WORKERS=2 STRESS_CYCLES=1 STRESS_CYCLE_LIMIT_S=2 \
+	    run timeout 60 bash "$STRESS"
+	assert_failure 2
+	assert_output --regexp 'stress: worker [12] exited early; see '
+	assert_output --regexp 'redlock-cli \(pid [0-9]+\) still runs after 2 s in cycle 1'
+	assert_output --regexp 'pid [0-9]+ wchan [a-z_]+ syscall [0-9]+ '
+}
+
 @test "check.awk: a clean history passes, counting what it saw" {
 	check "$(history)"
 	assert_success

@@ -42,6 +42,8 @@
 #   STRESS_PIPE_PCT=15 STRESS_BG_PCT=15 STRESS_BG_MS=TTL/2
 #   STRESS_REPLICAS=0 STRESS_REPLICA_MS=3000 (mean ms between replica kills)
 #   STRESS_WAIT_TIMEOUT=5s
+#   STRESS_CYCLE_LIMIT_S=120 (a redlock-cli that runs longer, waits included,
+#       has hung: its worker says where it is blocked and the run fails)
 #   STRESS_SEED (bash RANDOM seed)  STRESS_KEEP=1 (keep the temp dir)
 #   STRESS_VERBOSE=1 (the checker's details on stderr even when it passes)
 #   STRESS_REDLOCK_CLI (default: the redlock-cli built next to tests/)
@@ -260,10 +262,12 @@ all_done() {
 
 # A worker that died early is an error of the harness, not a result.
 check_workers() {
-	local pid running
+	local i running
 	running=$(jobs -pr)
-	for pid in "${worker_pids[@]}"; do
-		grep -qx "$pid" <<<"$running" || die "a worker exited early; see $tmp"
+	for i in "${!worker_pids[@]}"; do
+		grep -qx "${worker_pids[i]}" <<<"$running" ||
+		    die "worker $((i + 1)) exited early; see $tmp:" \
+		    "$(cat "$tmp/worker$((i + 1)).err")"
 	done
 }
 

@@ -37,6 +37,9 @@
  * After the cycles: wait for them, create STRESS_DIR/done.ID, and wait for
  * SIGTERM, so that stress.sh signals only a live process of its own.
  * SIGTERM at any time ends the worker (its redlock-cli is SIGKILLed first).
+ * A redlock-cli still running STRESS_CYCLE_LIMIT_S (120) after its cycle
+ * began has hung: the worker says where it is blocked, kills it and exits
+ * 3, which fails the run (stress.sh notices a worker gone early).
  */
 
 #include <sys/prctl.h>
@@ -124,11 +127,81 @@ drain_notes(int cycle, struct job *j, enum phase *ph)
 	}
 }
 
+/* Reap what has exited, once redlock-cli has been reaped. */
 static void
 reap_strays(void)
 {
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
+}
+
+/*
+ * While redlock-cli (r) runs: reap every child that has exited, r's wait
+ * status into *status (and *done set) wherever it comes.  One loop, not a
+ * waitpid(r) and then reap_strays(): r exiting between the two was reaped
+ * as a stray, its status lost, and the cycle waited for it for ever.
+ */
+static void
+reap_children(pid_t r, int *status, int *done)
+{
+	pid_t	w;
+	int	st;
+
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0 ||
+	    (w == -1 && errno == EINTR))
+		if (w == r) {
+			*status = st;
+			*done = 1;
+		}
+}
+
+/* One line of /proc/pid/name (its newline dropped) into buf. */
+static void
+proc_line(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char	path[64];
+	ssize_t	n;
+	int	fd;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+	buf[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, len - 1);
+	(void)close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* One line about pid: where it is blocked (wchan, syscall and arguments). */
+static void
+describe_proc(pid_t pid)
+{
+	char	wchan[64], sysc[256];
+
+	proc_line(pid, "wchan", wchan, sizeof(wchan));
+	proc_line(pid, "syscall", sysc, sizeof(sysc));
+	fprintf(stderr, "stress-worker %d:   pid %ld wchan %s syscall %s\n",
+	    worker, (long)pid, wchan, sysc);
+}
+
+/*
+ * A redlock-cli that outlived its cycle's bound: say where it and its
+ * children (the guardian) are blocked, so that the failure says what hung.
+ */
+static void
+describe_hung(pid_t r, int cycle, long long limit_s)
+{
+	char	path[64], children[256], *p, *end;
+	long	pid;
+
+	fprintf(stderr, "stress-worker %d: redlock-cli (pid %ld) still runs "
+	    "after %lld s in cycle %d\n", worker, (long)r, limit_s, cycle);
+	describe_proc(r);
+	(void)snprintf(path, sizeof(path), "task/%ld/children", (long)r);
+	proc_line(r, path, children, sizeof(children));
+	for (p = children; (pid = strtol(p, &end, 10)) > 0; p = end)
+		describe_proc((pid_t)pid);
 }
 
 /* Every process of j has exited (its pidfd is readable). */
@@ -237,9 +310,7 @@ on_signal(const struct signalfd_siginfo *si, pid_t r, enum phase ph,
 		(void)kill(r, SIGKILL);
 		break;
 	case SIGCHLD:
-		if (waitpid(r, status, WNOHANG) == r)
-			*done = 1;
-		reap_strays();
+		reap_children(r, status, done);
 		break;
 	}
 }
@@ -257,6 +328,10 @@ cycle_run(int cycle, char **base, int nbase, char **argv)
 	pid_t			r;
 	int			status = 0, done = 0;
 	char			num[32];
+	long long		limit_s = stress_env_num("STRESS_CYCLE_LIMIT_S",
+				    120);
+	int64_t			deadline = stress_now() +
+				    (int64_t)limit_s * 1000000000;
 
 	memset(&j, 0, sizeof(j));
 	(void)snprintf(num, sizeof(num), "%d", cycle);
@@ -278,7 +353,12 @@ cycle_run(int cycle, char **base, int nbase, char **argv)
 	pfd[1].fd = note_rd;
 	pfd[1].events = POLLIN;
 	while (!done) {
-		if (poll(pfd, 2, -1) == -1) {
+		if (stress_now() > deadline) {
+			describe_hung(r, cycle, limit_s);
+			(void)kill(r, SIGKILL);
+			exit(3);
+		}
+		if (poll(pfd, 2, 1000) == -1) {
 			if (errno == EINTR)
 				continue;
 			perror("stress-worker: poll");
