@@ -4,9 +4,12 @@
 # the same run (see bench/README.md, "Shared locks"):
 #   S1 (readers)  8 shared workers x 50 cycles: cycles/s, ratio to flock -s
 #   S2 (stream)   readers holding 200 ms each, a new one every 50 ms, and
-#                 one writer arriving in the middle: the writer's wait,
-#                 median and max of ROUNDS, against 200 ms + 1.5 x flock's
-#                 hand-off; flock's writer in the same stream for contrast
+#                 one writer arriving in the middle, between two readers:
+#                 the writer's wait, median and max of ROUNDS, against the
+#                 longest reader hold + 1.5 x flock's hand-off; flock's
+#                 writer in the same stream for contrast; then the same
+#                 with the writer launched in the same instant as a reader
+#                 (reported)
 #   S3 (mixed)    7 readers + 1 writer x 50 cycles: cycles/s, ratio to
 #                 flock with -s/-x in the same mix
 # One redis-server on a unix socket in a temporary directory, stopped by
@@ -71,20 +74,33 @@ flock_handoff() {
 	echo $(($(cat "$TMP/start") - $(cat "$TMP/end")))
 }
 
-# stream TOOL: readers of 200 ms every 50 ms for 1.5 s, a writer at
-# 0.75 s; prints the writer's wait in µs (arrival to its command's start)
-# and the longest reader hold (its command's start to end), as measured.
+# stream TOOL [TIE]: readers of 200 ms every 50 ms for 1.5 s and one
+# writer, 25 ms after the 15th reader (mid-gap, at about 0.73 s), or with
+# TIE in the same instant as the 16th; prints the writer's wait in µs
+# (arrival to its command's start) and the longest reader hold (its
+# command's start to end), as measured.  The tie is the stream's worst
+# case and says nothing of writer preference: the reader launched with
+# the writer gets in first whenever its take reaches the server before the
+# writer's first attempt, and then the writer waits for the whole of its
+# hold, plus its start (bench/README.md, "Shared locks").
 stream() {
-	local tool=$1 i t0 pids=()
+	local tool=$1 tie=${2:-} i t0 pids=()
 	rm -f "$TMP"/r.*
 	for ((i = 0; i < 30; i++)); do
-		if ((i == 15)); then
+		if ((i == 15)) && [ -n "$tie" ]; then
 			now_us; t0=$REPLY
 			one "$tool" x sh -c "date +%s%6N >$TMP/w" & pids+=($!)
 		fi
 		one "$tool" s sh -c "date +%s%6N >$TMP/r.$i.s; sleep 0.2;
 		    date +%s%6N >$TMP/r.$i.e" & pids+=($!)
-		sleep 0.05
+		if ((i == 14)) && [ -z "$tie" ]; then
+			sleep 0.025
+			now_us; t0=$REPLY
+			one "$tool" x sh -c "date +%s%6N >$TMP/w" & pids+=($!)
+			sleep 0.025
+		else
+			sleep 0.05
+		fi
 	done
 	wait "${pids[@]}"
 	for ((i = 0; i < 30; i++)); do
@@ -117,6 +133,11 @@ one_run() {
 	    "hand-off ${hand% *} ms = $(awk -v h="${hold#* }" -v f="${hand% *}" \
 	    'BEGIN { printf "%.1f", h + 1.5 * f }') ms;" \
 	    "flock's writer ${fw% *}/${fw#* } ms"
+	for _ in $(seq "$ROUNDS"); do stream redlock tie; done >"$TMP/s2t"
+	w=$(cut -d' ' -f1 "$TMP/s2t" | medmax 1000)
+	hold=$(cut -d' ' -f2 "$TMP/s2t" | medmax 1000)
+	echo "S2 tie (writer launched with a reader): writer waits" \
+	    "median/max ${w% *}/${w#* } ms; longest reader hold ${hold#* } ms"
 	r=$(rate redlock s s s s s s s x)
 	f=$(rate flock s s s s s s s x)
 	echo "S3 mixed: redlock-cli $r/s, flock $f/s, ratio $(awk \
