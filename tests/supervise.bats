@@ -127,13 +127,16 @@ forwarded() {
 	need script
 	local status=0
 	# The pipe stays open until the lock is released, so that script
-	# never sees EOF while the command runs.
+	# never sees EOF while the command runs.  SIGINT back to its default:
+	# a suite started in the background (make test &) has it ignored,
+	# the command would inherit that, as it should, and ^C would do
+	# nothing.
 	{
 		wait_until child_ready
 		printf '\003'
 		wait_until got_signal
 		wait_until key_gone main k
-	} | SHELL=/bin/sh script -qfec \
+	} | SHELL=/bin/sh env --default-signal=INT script -qfec \
 	    "redlock-cli run k -- sh '$D/child.sh' INT" /dev/null \
 	    >"$D/tty.out" 3>&- || status=$?
 	assert_equal "$status" 7
