@@ -17,6 +17,9 @@ SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c
 # queues: --queue latest's notes, --skip-outdated, a holder's cancel.
 SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c
+# How tls.c reaches OpenSSL (src/tls-impl.h): both are compiled, one is
+# linked (TLS_OBJ, below).
+SRCS	+= src/tls-dlopen.c src/tls-linked.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries
@@ -58,21 +61,45 @@ WFLAGS	= -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(filter-out 0,$(WERROR)),-We
 PKG_CFLAGS = $(call once,PKG_CFLAGS,$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null))
 ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-# STATIC=1 (the default): hiredis and libuuid are linked statically when
-# their archives exist: a lock in front of every cron job should start as
-# fast as flock, and each shared library costs the dynamic loader
-# measurable time per start.  Each archive is looked for in the library's
-# pkg-config libdir first (a hiredis of one's own: PKG_CONFIG_PATH), then
-# where the compiler finds libraries (Debian 12's hiredis.pc names /usr/lib,
-# where its archive is not).  STATIC=0 links the shared libraries, as
-# distributions do.
+# STATIC says what is linked statically, for start-up time: a lock in
+# front of every cron job should start as fast as flock, and the dynamic
+# loader's work costs measurable time per start (bench/README.md, "Shared
+# locks").
+#   1 (the default): everything, when the archives of all of it exist:
+#	hiredis, libuuid, OpenSSL and the C library.  One executable that
+#	needs no shared library; not position-independent, as static
+#	executables are not (its own addresses are fixed; the stack, heap
+#	and mappings are still randomised).  OpenSSL is linked in
+#	(src/tls-linked.c).  The link prints glibc's warnings about
+#	getaddrinfo, gethostbyname and dlopen: a host name is looked up in
+#	a child process (src/conn-resolve.c), with the files and DNS lookups
+#	that the static C library has built in (an address needs none), and
+#	OpenSSL's gethostbyname and dlopen are never called.  Else as libs.
+#   libs: hiredis and libuuid only; the C library shared, and libssl opened
+#	at the first TLS connection (src/tls-dlopen.c).  What make sanitize
+#	and make valgrind build: ASan and memcheck need the shared C library.
+#   0: the shared libraries, as distributions do.
+# Each archive is looked for in the library's pkg-config libdir first (a
+# hiredis of one's own: PKG_CONFIG_PATH), then where the compiler finds
+# libraries (Debian 12's hiredis.pc names /usr/lib, where its archive is
+# not).
 STATIC	?= 1
-archive	= $(firstword $(wildcard $(shell $(PKG_CONFIG) --variable=libdir $(1) 2>/dev/null)/lib$(1).a) \
+$(if $(filter-out 0 1 libs,$(STATIC)),$(error STATIC is 1, libs or 0, not '$(STATIC)'))
+# archive NAME[,PKG]: the path of libNAME.a, or nothing.
+archive	= $(firstword $(wildcard $(shell $(PKG_CONFIG) --variable=libdir $(or $(2),$(1)) 2>/dev/null)/lib$(1).a) \
 	  $(abspath $(wildcard $(shell $(CC) -print-file-name=lib$(1).a))))
 HIREDIS_A = $(call once,HIREDIS_A,$(call archive,hiredis))
 UUID_A	= $(call once,UUID_A,$(call archive,uuid))
+SSL_A	= $(call once,SSL_A,$(call archive,ssl,libssl))
+CRYPTO_A = $(call once,CRYPTO_A,$(call archive,crypto,libcrypto))
+LIBC_A	= $(call once,LIBC_A,$(call archive,c))
+LIBS_STATIC = $(and $(filter-out 0,$(STATIC)),$(HIREDIS_A),$(UUID_A))
+ALL_STATIC = $(and $(filter 1,$(STATIC)),$(LIBS_STATIC),$(SSL_A),$(CRYPTO_A),$(LIBC_A))
 SHARED_LIBS = $(call once,SHARED_LIBS,$(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid))
-LINK_LIBS = $(if $(and $(filter-out 0,$(STATIC)),$(HIREDIS_A),$(UUID_A)),$(HIREDIS_A) $(UUID_A),$(SHARED_LIBS))
+LINK_LIBS = $(if $(ALL_STATIC),-static $(HIREDIS_A) $(UUID_A) $(SSL_A) $(CRYPTO_A) -pthread,$(if $(LIBS_STATIC),$(HIREDIS_A) $(UUID_A),$(SHARED_LIBS)))
+# The objects linked: all but the other way to OpenSSL.
+TLS_OBJ	= $(call bp,$(if $(ALL_STATIC),src/tls-linked.o,src/tls-dlopen.o))
+LINK_OBJS = $(filter-out $(filter-out $(TLS_OBJ),$(call bp,src/tls-dlopen.o src/tls-linked.o)),$(1))
 # dlopen() is in libc from glibc 2.34 on; older ones need -ldl.
 NEED_LDL = $(call once,NEED_LDL,$(shell printf '\043include <dlfcn.h>\nint main(void){return dlopen("x",0)!=0;}' | \
 	   $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl))
@@ -97,7 +124,7 @@ $(PROG): $(BIN)
 endif
 
 $(BIN): $(OBJS)
-	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
+	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(OBJS)) $(ALL_LDLIBS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
@@ -135,7 +162,7 @@ UNIT	= tests/unit/test-units
 UNIT_BIN = $(call bp,$(UNIT))
 $(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS))
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$^) $(ALL_LDLIBS)
 ifneq ($(UNIT_BIN),$(UNIT))
 $(UNIT): $(UNIT_BIN)
 endif
@@ -185,15 +212,21 @@ SANDIR	= build/sanitize
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 sanitize:
-	$(MAKE) BUILDDIR=$(SANDIR) CFLAGS="$(SANFLAGS)" $(SANDIR)/$(PROG) $(SANDIR)/$(UNIT)
+	$(MAKE) BUILDDIR=$(SANDIR) CFLAGS="$(SANFLAGS)" STATIC=libs \
+	    $(SANDIR)/$(PROG) $(SANDIR)/$(UNIT)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:exitcode=99 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	REDLOCK_TEST_BUILD=$(abspath $(SANDIR)) $(BATS) $(SUITE)
 
 # The suite with redlock-cli under valgrind memcheck (tests/helpers.bash
 # puts a wrapper first on PATH); timing-bound tests skip themselves.
-valgrind: $(BIN) $(UNIT_BIN)
-	$(TEST_BUILD) REDLOCK_TEST_VALGRIND=1 $(BATS) $(SUITE)
+# Built in build/valgrind with the shared C library: memcheck finds malloc
+# and free there, and sees nothing of a static executable's heap.
+VGDIR	= build/valgrind
+valgrind:
+	$(MAKE) BUILDDIR=$(VGDIR) STATIC=libs $(VGDIR)/$(PROG) $(VGDIR)/$(UNIT)
+	REDLOCK_TEST_BUILD=$(abspath $(VGDIR)) REDLOCK_TEST_VALGRIND=1 \
+	    $(BATS) $(SUITE)
 
 # make test HIREDIS=1 (= make test-hiredis): the whole suite against
 # hiredis 1.2 from Debian 13 (tests/deps/hiredis.sh builds it into
@@ -281,7 +314,7 @@ deb:
 clean:
 	rm -f $(BIN) $(UNIT_BIN) $(OBJS) $(OBJS:.o=.d) $(call bp,src/sha1.o src/sha1.d) \
 	    src/scripts-sha.h $(SHATOOL)
-	rm -rf build/sanitize build/hiredis-static build/hiredis-shared
+	rm -rf build/sanitize build/valgrind build/hiredis-static build/hiredis-shared
 
 .PHONY: all deps demo-deps test check test-acl test-hiredis test-servers valgrind bench bench-deps \
 	demo sanitize lint install uninstall deb clean

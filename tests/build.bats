@@ -15,12 +15,26 @@ mk() {
 	run -0 make -C "$ROOT" --no-print-directory -n -B "$@"
 }
 
-@test "STATIC=0 links hiredis and libuuid shared; the default links their archives" {
-	mk BUILDDIR=build/t STATIC=0 build/t/redlock-cli
-	assert_line --regexp '^cc .* -o build/t/redlock-cli .* -lhiredis .*-luuid'
-	refute_output --partial 'libhiredis.a'
+@test "the default links everything statically, OpenSSL and the C library too; STATIC=libs hiredis and libuuid; STATIC=0 nothing" {
 	mk BUILDDIR=build/t build/t/redlock-cli
-	assert_line --regexp '^cc .* -o build/t/redlock-cli .*/libhiredis\.a .*/libuuid\.a'
+	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-linked\.o .*-static .*/libhiredis\.a .*/libuuid\.a .*/libssl\.a .*/libcrypto\.a'
+	refute_line --regexp '^cc .* -o build/t/redlock-cli .*tls-dlopen\.o'
+	mk BUILDDIR=build/t STATIC=libs build/t/redlock-cli
+	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-dlopen\.o .*/libhiredis\.a .*/libuuid\.a'
+	refute_line --regexp '^cc .* -o build/t/redlock-cli .*( -static |libssl\.a|tls-linked\.o)'
+	mk BUILDDIR=build/t STATIC=0 build/t/redlock-cli
+	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-dlopen\.o .*-lhiredis .*-luuid'
+	refute_line --regexp '^cc .* -o build/t/redlock-cli .*(libhiredis\.a| -static |tls-linked\.o)'
+	# The unit tests link the same way: one of the two, never both.
+	mk BUILDDIR=build/t build/t/tests/unit/test-units
+	assert_line --regexp '^cc .* -o build/t/tests/unit/test-units .*tls-linked\.o .*-static '
+	refute_line --regexp '^cc .* -o build/t/tests/unit/test-units .*tls-dlopen\.o'
+}
+
+@test "STATIC other than 1, libs or 0 is refused with one line" {
+	run make -C "$ROOT" --no-print-directory -n STATIC=yes
+	assert_failure 2
+	assert_output --partial "STATIC is 1, libs or 0, not 'yes'"
 }
 
 @test "the static link takes libhiredis.a from hiredis's pkg-config libdir" {
@@ -75,6 +89,16 @@ mk() {
 	assert_line --regexp 'REDLOCK_TEST_BUILD=.*/build/sanitize bats '
 	refute_line --regexp '^rm '
 	refute_line --regexp 'make.* clean'
+	# ASan needs the shared C library.
+	assert_line --regexp '^cc .* -o build/sanitize/redlock-cli .*tls-dlopen\.o'
+	refute_line --regexp '^cc .* -o build/sanitize/redlock-cli .* -static '
+}
+
+@test "make valgrind builds in build/valgrind with the shared C library" {
+	run -0 make -C "$ROOT" --no-print-directory -n -B valgrind
+	assert_line --regexp '^cc .* -o build/valgrind/redlock-cli .*tls-dlopen\.o'
+	refute_line --regexp '^cc .* -o build/valgrind/redlock-cli .* -static '
+	assert_output --regexp 'REDLOCK_TEST_BUILD=[^ ]*/build/valgrind REDLOCK_TEST_VALGRIND=1 [\\[:space:]]*bats '
 }
 
 @test "zsh completions go to PREFIX/share/zsh/site-functions unless ZSHCOMPDIR says otherwise" {

@@ -45,7 +45,7 @@ usage_of() {
 @test "--version and -V print the name, version, hiredis and TLS library on stdout" {
 	run --separate-stderr redlock-cli --version
 	assert_success
-	assert_output --regexp '^redlock-cli [0-9]+\.[0-9]+\.[0-9]+ \(hiredis [0-9]+\.[0-9]+\.[0-9]+, TLS: (libssl\.so[.0-9]* loadable|no libssl loadable)\)$'
+	assert_output --regexp '^redlock-cli [0-9]+\.[0-9]+\.[0-9]+ \(hiredis [0-9]+\.[0-9]+\.[0-9]+, TLS: (libssl\.so[.0-9]* loadable|no libssl loadable|OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]* linked)\)$'
 	[ -z "$stderr" ]
 	# make test HIREDIS=1 says which hiredis it built against.
 	if [ -n "${REDLOCK_TEST_HIREDIS:-}" ]; then

@@ -109,6 +109,16 @@ setup() {
 	refute_key main k
 }
 
+@test "without --cacert, the system's trust store is used, and SSL_CERT_FILE names another" {
+	run --separate-stderr redlock-cli -u "$MAIN" acquire k
+	assert_failure 69
+	assert_stderr_line "redlock-cli: cannot connect to $MAIN: certificate verification failed: self-signed certificate in certificate chain"
+	SSL_CERT_FILE="$CERTS/ca.crt" run -0 redlock-cli -u "$MAIN" acquire k
+	assert_output --regexp '^[0-9a-f]{32}$'
+	SSL_CERT_FILE="$CERTS/other.crt" run -69 redlock-cli -u "$MAIN" \
+	    acquire k2
+}
+
 @test "a name that the certificate does not cover is refused (hostname mismatch), exit 69" {
 	run --separate-stderr redlock-cli -u "$MAIN" --cacert "$CERTS/ca.crt" \
 	    --sni wrong.example acquire k
@@ -217,6 +227,9 @@ setup() {
 
 @test "a plain redis:// run does not load libssl; a rediss:// run does" {
 	local plain_maps tls_maps
+	need readelf
+	! build_is_static ||
+	    skip "a static build has OpenSSL linked in: nothing to load"
 	redlock-cli -u "unix://$(redis_sock main)" \
 	    run plain -- sh -c 'cat /proc/$PPID/maps' \
 	    >"$BATS_TEST_TMPDIR/plain" 3>&- ||
@@ -228,6 +241,21 @@ setup() {
 	tls_maps=$(grep -c 'libssl' "$BATS_TEST_TMPDIR/tls" || true)
 	[ "$plain_maps" -eq 0 ] || fail "libssl mapped in a plain run"
 	[ "$tls_maps" -gt 0 ] || fail "libssl not mapped in a TLS run"
+}
+
+@test "a static build maps no shared object, also over TLS, and --version names the OpenSSL linked in" {
+	need readelf
+	build_is_static || skip "this build uses the shared C library"
+	redlock-cli -u "$MAIN" --cacert "$CERTS/ca.crt" \
+	    run tls -- sh -c 'cat /proc/$PPID/maps' \
+	    >"$BATS_TEST_TMPDIR/tls" 3>&- || fail "TLS run failed"
+	grep -q 'redlock-cli' "$BATS_TEST_TMPDIR/tls" ||
+	    fail "not redlock-cli's maps: $(head -n 3 "$BATS_TEST_TMPDIR/tls")"
+	run grep '\.so' "$BATS_TEST_TMPDIR/tls"
+	assert_failure
+	assert_output ''
+	run -0 redlock-cli --version
+	assert_output --regexp ', TLS: OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]* linked\)$'
 }
 
 @test "the password never appears in any output over TLS, even with -v -v" {

@@ -37,11 +37,12 @@ FUZZ_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 		   $(shell pkg-config --cflags uuid 2>/dev/null)
 FUZZ_LDLIBS	 = $(FUZZ_HIREDIS_LIBS) \
 		   $(shell pkg-config --libs uuid 2>/dev/null || echo -luuid) -ldl
-# Every source but main.c, instrumented for coverage and the sanitizers,
-# in an archive: a target that includes one of them to reach its static
+# Every source but main.c (and tls-linked.c: the fuzzers reach OpenSSL
+# as a build with the shared C library does), instrumented for coverage
+# and the sanitizers, in an archive: a target that includes one of them to reach its static
 # functions (fuzz-url includes url.c) defines its symbols first, so the
 # linker never takes that member from the archive.
-FUZZ_SRCS	 = $(filter-out src/main.c,$(wildcard src/*.c))
+FUZZ_SRCS	 = $(filter-out src/main.c src/tls-linked.c,$(wildcard src/*.c))
 FUZZ_OBJS	 = $(FUZZ_SRCS:src/%.c=$(FUZZ_BIN)/obj/%.o)
 FUZZ_LIB	 = $(FUZZ_BIN)/obj/libredlock-fuzz.a
 # Where fuzz-hiredis1 builds.
