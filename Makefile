@@ -73,8 +73,11 @@ ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 #	(src/tls-linked.c).  The link prints glibc's warnings about
 #	getaddrinfo, gethostbyname and dlopen: a host name is looked up in
 #	a child process (src/conn-resolve.c), with the files and DNS lookups
-#	that the static C library has built in (an address needs none), and
-#	OpenSSL's gethostbyname and dlopen are never called.  Else as libs.
+#	that the static C library has built in (an address needs none); a
+#	module that nsswitch.conf adds (mdns, resolve) is opened in that
+#	child only, which answers through a pipe, so that at worst the
+#	lookup fails.  OpenSSL's gethostbyname and dlopen are never called.
+#	Else as libs.
 #   libs: hiredis and libuuid only; the C library shared, and libssl opened
 #	at the first TLS connection (src/tls-dlopen.c).  What make sanitize
 #	and make valgrind build: ASan and memcheck need the shared C library.
