@@ -258,6 +258,23 @@ setup() {
 	assert_output --regexp ', TLS: OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]* linked\)$'
 }
 
+@test "openssl.cnf is read by a build with the shared C library only" {
+	local conf="$BATS_TEST_TMPDIR/openssl.cnf"
+	need readelf
+	# Every TLS connection of OpenSSL's limited to TLS 1.0, which the
+	# server does not speak (its tls-protocols: 1.2 and 1.3).
+	printf '%s\n' 'openssl_conf = init' '[init]' 'ssl_conf = ssl' '[ssl]' \
+	    'system_default = sys' '[sys]' 'MaxProtocol = TLSv1' >"$conf"
+	if build_is_static; then
+		OPENSSL_CONF=$conf run -0 redlock-cli -u "$MAIN" \
+		    --cacert "$CERTS/ca.crt" acquire k
+	else
+		OPENSSL_CONF=$conf run -69 redlock-cli -u "$MAIN" \
+		    --cacert "$CERTS/ca.crt" acquire k
+		refute_key main k
+	fi
+}
+
 @test "the password never appears in any output over TLS, even with -v -v" {
 	# This server's default user has a password; no ACL user here.
 	unset REDLOCK_USER REDLOCK_PASSWORD
