@@ -27,7 +27,7 @@ static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
 static void	 cmd_run_prefork(void *);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
 		     char **, const sigset_t *, int64_t, struct supervise_pre *);
-static int	 cmd_run_outdated(struct lock *, const struct cmd_args *);
+static int	 cmd_run_outdated(struct lock *, void *);
 
 static const int cmd_run_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_RENEW,
@@ -163,15 +163,18 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
 	spec.before_wait = cmd_run_prefork;
 	spec.before_wait_arg = p;
 	spec.command = described;
-	/* Only a run of --queue latest can be cancelled: it listens. */
-	spec.listens = a->queue == LOCK_QUEUE_LATEST;
+	/* Every run listens while it holds: for an operator's release
+	 * --force, and (--queue latest) for a newer run's cancel. */
+	spec.listens = 1;
+	/* Outdated once taken, after a wait: a newer order ran meanwhile. */
+	if (a->skip_outdated) {
+		spec.after_take = cmd_run_outdated;
+		spec.after_take_arg = a;
+	}
 	l = lock_open(g, &spec);
 	free(described);
 	if ((rc = cmd_run_outdated(l, a)) == EXIT_OK)
 		rc = lock_acquire(l);
-	/* Outdated now, after waiting: a newer order ran meanwhile. */
-	if (rc == EXIT_OK && (rc = cmd_run_outdated(l, a)) != EXIT_OK)
-		(void)lock_release(l);
 	if (rc == EXIT_OK && (sig = endsig_pending()) == 0) {
 		*lp = l;
 		return (EXIT_OK);
@@ -211,10 +214,12 @@ cmd_run_prefork(void *arg)
 	    p->release_on_exit);
 }
 
-/* --skip-outdated: EXIT_OUTDATED if an order as high already ran. */
+/* --skip-outdated: EXIT_OUTDATED if a higher order already ran. */
 static int
-cmd_run_outdated(struct lock *l, const struct cmd_args *a)
+cmd_run_outdated(struct lock *l, void *arg)
 {
+	const struct cmd_args *a = arg;
+
 	return (a->skip_outdated ? lock_outdated(l, a->order) : EXIT_OK);
 }
 
@@ -233,7 +238,7 @@ cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
 	so.lost_exit_code = a->lost_exit_code;
 	so.release_on_exit = a->release_on_exit;
 	so.cancelled_exit_code = a->cancelled_code;
-	so.listens = a->queue == LOCK_QUEUE_LATEST;
+	so.listens = 1;
 	so.record_order = a->order;
 	so.caller_mask = caller;
 	so.waited_ms = waited_ms;

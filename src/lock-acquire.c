@@ -19,7 +19,8 @@ enum lock_keep {
 	KEEP_OURS,		/* the lock is ours */
 	KEEP_TOO_LATE,		/* less than the margin left: try again */
 	KEEP_UNFENCED,		/* no majority lifted: as a split vote */
-	KEEP_NOT_REPLICATED	/* WAIT failed: give it back and fail */
+	KEEP_NOT_REPLICATED,	/* WAIT failed: give it back and fail */
+	KEEP_REFUSED		/* spec.after_take said no: give it back */
 };
 
 /* A pause before trying again after a take that came too late. */
@@ -32,6 +33,7 @@ static int	 lock_raise_fence(struct lock *, struct lock_round *,
 static enum lock_keep lock_keep(struct lock *, struct lock_round *,
 		     const long long *, long long, int64_t);
 static void	 lock_too_late(struct lock *, int64_t, int64_t);
+static enum lock_keep lock_after_take(struct lock *, int64_t, int *);
 
 /*
  * An acquire reply: {held (0 or 1), fence or TTL hint}, and when busy the
@@ -48,8 +50,8 @@ lock_is_reply(const redisReply *r)
 
 /* The arguments of every attempt (see acquire in scripts-lua.h). */
 struct lock_attempt_args {
-	const char	*argv[15];
-	int		 argc;		/* 10 unless queued or listening */
+	const char	*argv[LOCK_ATTEMPT_ARGC];
+	int		 argc;		/* 10 for a probe (-n), else all */
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
 };
 
@@ -66,8 +68,7 @@ lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
     int argc, int again)
 {
 	struct lock_round	rd;
-	struct lock_failure	saved = l->fail;
-	const char		*argv[15];
+	const char		*argv[LOCK_ATTEMPT_ARGC];
 
 	memcpy(argv, attempt_argv, sizeof(argv));
 	if (!again)
@@ -75,19 +76,16 @@ lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
 	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, argc, argv,
 	    NULL, 0, &rd);
 	lock_round_free(l, &rd);
-	l->fail = saved;
 }
 
-/* Release a lock that we took but are not keeping, the failure kept. */
+/* Release a lock that we took but are not keeping. */
 static void
 lock_leave_taken(struct lock *l)
 {
 	struct lock_round	rd;
-	struct lock_failure	saved = l->fail;
 
 	(void)lock_release_call(l, &rd);
 	lock_round_free(l, &rd);
-	l->fail = saved;
 }
 
 /*
@@ -171,10 +169,24 @@ lock_keep(struct lock *l, struct lock_round *rd, const long long *fences,
 	    cap_ns) != 0)
 		return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE :
 		    KEEP_UNFENCED);
-	l->fail.text[0] = '\0';
 	if (lock_wait_replicas(l, cap_ns) == -1)
 		return (KEEP_NOT_REPLICATED);
 	return (clock_mono_ns() > cap_ns ? KEEP_TOO_LATE : KEEP_OURS);
+}
+
+/*
+ * The lock is ours: the caller's check (spec.after_take, which may take
+ * a round trip), then, whatever came before, at least the margin of
+ * validity must be left to start anything under it.
+ */
+static enum lock_keep
+lock_after_take(struct lock *l, int64_t start, int *rc)
+{
+	if (l->spec.after_take != NULL &&
+	    (*rc = l->spec.after_take(l, l->spec.after_take_arg)) != EXIT_OK)
+		return (KEEP_REFUSED);
+	return (clock_mono_ns() > lock_cap_ns(start, l->spec.ttl_ms) ?
+	    KEEP_TOO_LATE : KEEP_OURS);
 }
 
 /* The failure of a take that left less than the margin of validity. */
@@ -210,8 +222,10 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	    (long long)l->spec.ttl_ms);
 	(void)snprintf(a->pid, sizeof(a->pid), "%lld", l->spec.pid > 0 ?
 	    (long long)l->spec.pid : (long long)getpid());
-	(void)snprintf(a->lease, sizeof(a->lease), "%d", l->spec.is_fair ?
-	    LOCK_FAIR_LEASE_MS : 0);
+	/* Only a waiter joins a queue: a probe (-n, -w 0) changes nobody's
+	 * place, and leaves nothing behind. */
+	(void)snprintf(a->lease, sizeof(a->lease), "%d", l->spec.is_fair &&
+	    l->spec.wait_ms != 0 ? LOCK_FAIR_LEASE_MS : 0);
 	a->argv[0] = l->token;
 	a->argv[1] = a->ttl;
 	a->argv[2] = a->host;
@@ -222,11 +236,11 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	a->argv[7] = a->lease;
 	a->argv[8] = l->wake_prefix;
 	/* A caller that will wait notes it (a writer's intent keeps new
-	 * readers out); -n does not, so it leaves nothing behind. */
+	 * readers out, and status shows every waiter); -n does not, so it
+	 * leaves nothing behind. */
 	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
-	/* The queue's are read only by a queued attempt, and by a take that
-	 * notes a listening holder: not worth formatting for any other. */
-	a->argc = l->spec.is_fair || l->spec.listens ? 15 : 10;
+	/* The queue's are read only by an attempt that may wait. */
+	a->argc = l->spec.wait_ms != 0 ? LOCK_ATTEMPT_ARGC : 10;
 	if (a->argc > 10)
 		lock_queue_args(l, &a->argv[10]);
 }
@@ -365,6 +379,7 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 {
 	int last = l->spec.wait_ms == 0 ||
 	    (deadline_ns > 0 && clock_mono_ns() >= deadline_ns);
+	int fail_rc = 0;
 
 	if (kept == KEEP_NOT_REPLICATED) {
 		/* Not safely ours: release it (and wake the next: we are
@@ -382,6 +397,8 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 		clock_sleep_ns(clock_ms_to_ns(LOCK_LATE_PAUSE_MS));
 		return (0);
 	}
+	if (at->superseded == 0 && at->answered < l->quorum)
+		fail_rc = lock_fail(l, at->held);
 	/* A partial or doubtful take must not linger anywhere. */
 	if (at->held > 0 || at->answered < l->nconns)
 		lock_forget_attempt(l, a->argv, a->argc, !last &&
@@ -391,12 +408,13 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	if (at->superseded > 0)
 		return (EXIT_SUPERSEDED);	/* lock_superseded() said why */
 	/*
-	 * A failure when too few servers answered to ever make a majority;
+	 * A failure when too few servers answered to ever make a majority
+	 * (recorded before the give-back, whose round must not replace it);
 	 * otherwise the lock is busy (or the vote split): wait and try again
 	 * like any busy lock.
 	 */
 	if (at->answered < l->quorum)
-		return (lock_fail(l, at->held));
+		return (fail_rc);
 	l->busy_ttl_ms = at->hint;
 	if (last)
 		return (EXIT_BUSY);
@@ -443,8 +461,14 @@ lock_acquire(struct lock *l)
 	for (;;) {
 		start = next.is_sent ? next.sent_ns : clock_mono_ns();
 		if ((kept = lock_attempt(l, &a, start, &at, &next)) ==
+		    KEEP_OURS && (kept = lock_after_take(l, start, &rc)) ==
 		    KEEP_OURS)
 			break;
+		if (kept == KEEP_REFUSED) {
+			lock_leave_taken(l);
+			free(at.fences);
+			return (rc);
+		}
 		if ((rc = lock_not_taken(l, &a, kept, start, &at, &next,
 		    deadline_ns)) != 0) {
 			/* Superseded: out of the queue already. */
@@ -453,6 +477,10 @@ lock_acquire(struct lock *l)
 			free(at.fences);
 			return (rc);
 		}
+		/* Noted as a waiter now (status shows it): the next
+		 * attempts keep that up, and drop it when they take. */
+		if (!l->spec.is_fair)
+			a.argv[7] = next.argv[7] = "-1";
 		if (deadline_ns > 0 && clock_mono_ns() >= deadline_ns)
 			l->spec.wait_ms = 0;	/* one last try at the deadline */
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -80,12 +81,29 @@ force_parse(const redisReply *r, struct lock_holder **hs, size_t *n)
 	return (0);
 }
 
+/*
+ * The force script everywhere.  It leaves each removed holder a note in
+ * its cancel key, naming us, where a run hears it at once (lock-listen.c).
+ */
 static size_t
 force_call(struct lock *l, struct lock_round *rd)
 {
-	const char *argv[1] = { l->wake_prefix };
+	const char	*argv[4];
+	char		 host[256], pid[32];
+	size_t		 len;
 
-	return (lock_call(l, l->scripts->force, LOCK_NKEYS, 1, argv, NULL, 0,
+	if (l->cancel_prefix == NULL)
+		l->cancel_prefix = keyslot_companion(l->key, l->key_len,
+		    "cancel:", &len);
+	if (gethostname(host, sizeof(host)) == -1)
+		(void)snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	(void)snprintf(pid, sizeof(pid), "%lld", (long long)getpid());
+	argv[0] = l->wake_prefix;
+	argv[1] = l->cancel_prefix;
+	argv[2] = host;
+	argv[3] = pid;
+	return (lock_call(l, l->scripts->force, LOCK_NKEYS, 4, argv, NULL, 0,
 	    rd));
 }
 

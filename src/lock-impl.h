@@ -17,6 +17,8 @@
 
 #include "redlock.h"
 
+/* acquire's arguments, at most (see scripts-lua.h) */
+#define LOCK_ATTEMPT_ARGC	16
 /* A queued waiter's place lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
@@ -74,9 +76,14 @@ void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 
 /*
- * The one channel for what went wrong: the exit code of the last failure
- * and its message.  A key of the wrong type (a mutex used with --limit)
- * is remembered apart, since it outranks whatever failure follows.
+ * What went wrong: an exit code and its message.  A lock keeps two.
+ * fail is the operation's failure, which the caller reports: only
+ * lock_failed() and lock_fail() write it, so a call made afterwards (a
+ * release after an outdated check, a give-back after a lost vote) cannot
+ * clear or replace it.  round is what the servers of the last round said
+ * (lock_tally), which lock_fail() turns into the failure when too few
+ * answered.  A key of the wrong type (a mutex used with --limit) is
+ * remembered apart, since it outranks whatever failure follows.
  */
 struct lock_failure {
 	int		 code;		/* 0: none */
@@ -100,7 +107,7 @@ struct lock {
 	size_t		 wake_prefix_len;
 	char		*cancel_prefix;	/* + token = a holder's cancel key */
 	char		*done_key;	/* --skip-outdated's record (--order) */
-	char		 rank[32];	/* in the queue: --order, or arrival */
+	char		 order[32];	/* --order, or '' */
 	char		 grace_arg[32];	/* --cancel-running's, or '' */
 	struct lock_listen *listen;	/* a holder's, between renewals */
 	int64_t		 cancel_grace_ms;	/* what a cancel asked for */
@@ -118,7 +125,8 @@ struct lock {
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
-	struct lock_failure fail;
+	struct lock_failure fail;	/* the operation's */
+	struct lock_failure round;	/* the last round's servers' */
 };
 
 /* the replies of one operation sent to every server */
@@ -135,7 +143,7 @@ struct lock_round {
  */
 struct lock_next {
 	int		 argc;
-	const char	*argv[15];
+	const char	*argv[LOCK_ATTEMPT_ARGC];
 	int		 is_sent;	/* the wait sent it: what follows is its */
 	int64_t		 sent_ns;	/* its validity counts from here */
 	size_t		 answered;
@@ -172,7 +180,14 @@ void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
 int	 lock_wait_for_release(struct lock *, struct lock_next *, int64_t);
 void	 lock_leave_queue(struct lock *);
 
-/* lock-queue.c */
+/* lock-queue.c: who a note names (pointers into a reply) */
+struct lock_note_who {
+	const char	*order, *pid, *host;
+	size_t		 order_len, pid_len, host_len;
+};
+void	 lock_note_by(char *, size_t, const struct lock_note_who *,
+	     const char *);
+int	 lock_note_parse(const char *, size_t, struct lock_note_who *);
 void	 lock_queue_open(struct lock *);
 void	 lock_queue_close(struct lock *);
 void	 lock_queue_args(struct lock *, const char **);

@@ -194,7 +194,7 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 
 	for (i = 1; i < r->elements; i++) {
 		e = r->element[i];
-		if (e->type != REDIS_REPLY_ARRAY || e->elements != 8 ||
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 9 ||
 		    e->element[0]->type != REDIS_REPLY_STRING ||
 		    e->element[0]->len < lr->prefix_len ||
 		    e->element[6]->type != REDIS_REPLY_STRING)
@@ -204,8 +204,11 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 		    sizeof(*lr->found));
 		f = &lr->found[lr->nfound];
 		memset(f, 0, sizeof(*f));
-		if (lock_view_parse(e->element + 1, 7, NULL, &f->view) == -1)
+		if (lock_view_parse(e->element + 1, 8, NULL, &f->view) == -1) {
+			lock_holders_free(f->view.holders, f->view.nholders);
+			lock_waiters_free(f->view.waiters, f->view.nwaiters);
 			return (-1);
+		}
 		f->key = xasprintf("%.*s", (int)(e->element[0]->len -
 		    lr->prefix_len), e->element[0]->str + lr->prefix_len);
 		f->server = server;
@@ -337,6 +340,8 @@ list_merge(struct list_run *lr, struct lock_listing *out)
 			    e->st.views[f->server].holders != NULL) {
 				lock_holders_free(f->view.holders,
 				    f->view.nholders);
+				lock_waiters_free(f->view.waiters,
+				    f->view.nwaiters);
 				continue;
 			}
 			f->view.display = e->st.views[f->server].display;

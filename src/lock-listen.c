@@ -111,8 +111,8 @@ lock_listen_poll(struct lock *l, struct pollfd *pfd, size_t max,
 }
 
 /*
- * What poll() saw on the descriptors of lock_listen_poll(): 1 when a
- * cancel came (the failure says from whom), else 0.
+ * What poll() saw on the descriptors of lock_listen_poll(): what came
+ * (LOCK_HEARD_*, a force before a cancel; the failure says from whom).
  */
 int
 lock_listen_events(struct lock *l, const struct pollfd *pfd, size_t n)
@@ -121,28 +121,29 @@ lock_listen_events(struct lock *l, const struct pollfd *pfd, size_t n)
 	struct pollfd		 scratch;
 	int64_t			 wait_ns = -1;
 	size_t			 i;
-	int			 heard = 0;
+	int			 heard = LOCK_HEARD_NONE, got;
 
 	if (ls == NULL)
-		return (0);
+		return (heard);
 	for (i = 0; i < n && i < ls->npolled; i++)
 		conn_advance(ls->conns[ls->polled[i]], pfd[i].revents);
 	for (i = 0; i < l->nconns; i++) {
 		if (!ls->in_flight[i] || conn_pending(ls->conns[i], &scratch,
 		    &wait_ns))
 			continue;
-		heard |= lock_listen_take(l, i);
+		if ((got = lock_listen_take(l, i)) > heard)
+			heard = got;
 	}
 	return (heard);
 }
 
-/* One listening call is over: 1 if its answer is a cancel. */
+/* One listening call is over: what its answer says (LOCK_HEARD_*). */
 static int
 lock_listen_take(struct lock *l, size_t i)
 {
 	struct lock_listen	*ls = l->listen;
 	redisReply		*r;
-	int			 result, heard = 0;
+	int			 result, heard = LOCK_HEARD_NONE;
 
 	ls->in_flight[i] = 0;
 	result = conn_take(ls->conns[i], &r);
@@ -164,37 +165,45 @@ lock_listen_take(struct lock *l, size_t i)
 }
 
 /*
- * A note "cancelled GRACE PID HOST" in r ({key, member, score}): the
- * failure EXIT_CANCELLED, and the grace it asks for.  1 if so.
+ * What r ({key, member, score}) says: a note "cancelled GRACE ORDER PID
+ * HOST" (the failure EXIT_CANCELLED, and the grace it asks for), or
+ * "forced PID HOST" (an operator's release --force: EXIT_LOST), else
+ * nothing (LOCK_HEARD_NONE).
  */
 static int
 lock_listen_heard(struct lock *l, const redisReply *r)
 {
 	const redisReply	*m;
-	const char		*p, *pid, *host, *end;
-	char			 h[256], pd[32];
+	struct lock_note_who	 w;
+	const char		*p, *end;
+	char			 by[400], pid[32];
 	long long		 grace;
 
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
 	    r->element[1]->type != REDIS_REPLY_STRING)
-		return (0);
+		return (LOCK_HEARD_NONE);
 	m = r->element[1];
 	end = m->str + m->len;
+	if (m->len > 7 && memcmp(m->str, "forced ", 7) == 0 &&
+	    (p = memchr(m->str + 7, ' ', m->len - 7)) != NULL) {
+		log_sanitize(by, sizeof(by), p + 1, (size_t)(end - p - 1));
+		log_sanitize(pid, sizeof(pid), m->str + 7,
+		    (size_t)(p - m->str - 7));
+		lock_failed(l, EXIT_LOST, "lock '%s' was force-released by %s "
+		    "(pid %s)", l->spec.key, by, pid);
+		return (LOCK_HEARD_FORCE);
+	}
 	if (m->len < 10 || memcmp(m->str, "cancelled ", 10) != 0)
-		return (0);
+		return (LOCK_HEARD_NONE);
 	grace = strtoll(m->str + 10, (char **)&p, 10);
-	if (p >= end || *p != ' ' || grace < 0)
-		return (0);
-	pid = p + 1;
-	if ((p = memchr(pid, ' ', (size_t)(end - pid))) == NULL)
-		return (0);
-	host = p + 1;
-	log_sanitize(h, sizeof(h), host, (size_t)(end - host));
-	log_sanitize(pd, sizeof(pd), pid, (size_t)(p - pid));
-	lock_failed(l, EXIT_CANCELLED, "lock '%s': cancelled by a newer run "
-	    "on %s (pid %s)", l->spec.key, h, pd);
+	if (p >= end || *p != ' ' || grace < 0 ||
+	    lock_note_parse(p + 1, (size_t)(end - p - 1), &w) == -1)
+		return (LOCK_HEARD_NONE);
+	lock_note_by(by, sizeof(by), &w, "run");
+	lock_failed(l, EXIT_CANCELLED, "lock '%s': cancelled %s", l->spec.key,
+	    by);
 	l->cancel_grace_ms = grace;
-	return (1);
+	return (LOCK_HEARD_CANCEL);
 }
 
 /* No more listening: what is in flight is dropped with its connection. */

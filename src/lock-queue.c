@@ -18,8 +18,6 @@
 
 static const char *lock_queue_names[] = { "any", "fifo", "latest" };
 
-static void	 lock_note_by(struct lock *, const char *, size_t, const char *,
-		     size_t, const char *);
 static const redisReply *lock_done_reply(const redisReply *);
 static void	 lock_done_failed(struct lock *, const redisReply *);
 static int	 lock_done_call(struct lock *, int64_t, int);
@@ -56,73 +54,125 @@ lock_queue_close(struct lock *l)
 }
 
 /*
- * ARGV[11..15] of acquire (see LUA_QUEUE): mode, rank, cancel grace,
- * cancel prefix, whether we listen.  The rank is chosen once, at the
- * first attempt: --order, else the wall clock in microseconds (exact in
- * a double, which a sorted set's score is).
+ * ARGV[11..16] of acquire (see LUA_QUEUE): mode, --order (''; without
+ * one, the server ranks a waiter by its own clock at its first arrival,
+ * never by ours: hosts with skewed clocks keep their places), cancel
+ * grace, cancel prefix, whether a newer run may cancel us (a run of
+ * --queue latest), and what kind of hold we wait for.
  */
 void
 lock_queue_args(struct lock *l, const char **argv)
 {
-	/* Unqueued, the rank goes unread: not worth a clock and a format. */
-	if (l->rank[0] == '\0' && l->spec.is_fair)
-		(void)snprintf(l->rank, sizeof(l->rank), "%lld",
-		    l->spec.order >= 0 ? (long long)l->spec.order :
-		    (long long)clock_wall_ms() * 1000 +
-		    (long long)(clock_mono_ns() / 1000 % 1000));
+	static const char *kinds[] = { "exclusive", "semaphore", "shared" };
+
+	if (l->order[0] == '\0' && l->spec.order >= 0)
+		(void)snprintf(l->order, sizeof(l->order), "%lld",
+		    (long long)l->spec.order);
 	argv[0] = lock_queue_name(l->spec.queue);
-	argv[1] = l->rank;
+	argv[1] = l->order;
 	argv[2] = l->grace_arg;
-	argv[3] = l->cancel_prefix;
-	argv[4] = l->spec.listens ? "1" : "0";
+	argv[3] = l->cancel_prefix != NULL ? l->cancel_prefix : "";
+	argv[4] = l->spec.listens && l->spec.queue == LOCK_QUEUE_LATEST ?
+	    "1" : "0";
+	argv[5] = kinds[l->spec.mode];
 }
 
-/* The failure "superseded by HOST (pid P)", with what a server said. */
-static void
-lock_note_by(struct lock *l, const char *host, size_t hlen, const char *pid,
-    size_t plen, const char *what)
+/*
+ * Who did it, as the failure's words: "by order N on HOST (pid P)", or
+ * "by a newer ROLE on HOST (pid P)" when it gave no --order (order '' or
+ * '-').  What a server sent is cut and made printable.
+ */
+void
+lock_note_by(char *buf, size_t size, const struct lock_note_who *w,
+    const char *role)
 {
-	char h[256], p[32];
+	char h[256], p[32], o[32];
 
-	log_sanitize(h, sizeof(h), host, hlen);
-	log_sanitize(p, sizeof(p), pid, plen);
-	lock_failed(l, EXIT_SUPERSEDED, "lock '%s': %s on %s (pid %s)",
-	    l->spec.key, what, h, p);
+	log_sanitize(h, sizeof(h), w->host, w->host_len);
+	log_sanitize(p, sizeof(p), w->pid, w->pid_len);
+	log_sanitize(o, sizeof(o), w->order, w->order_len);
+	if (o[0] != '\0' && strcmp(o, "-") != 0)
+		(void)snprintf(buf, size, "by order %s on %s (pid %s)", o, h, p);
+	else
+		(void)snprintf(buf, size, "by a newer %s on %s (pid %s)", role,
+		    h, p);
 }
 
-/* An acquire reply {2, 0, '', HOST, PID, '', ''}: we were superseded. */
+/*
+ * Split "ORDER PID HOST" (the words after a note's first) into w.
+ * 0, or -1 if the note is not of that form.
+ */
+int
+lock_note_parse(const char *s, size_t len, struct lock_note_who *w)
+{
+	const char *end = s + len, *sp1, *sp2;
+
+	if ((sp1 = memchr(s, ' ', len)) == NULL ||
+	    (sp2 = memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1))) == NULL)
+		return (-1);
+	w->order = s;
+	w->order_len = (size_t)(sp1 - s);
+	w->pid = sp1 + 1;
+	w->pid_len = (size_t)(sp2 - sp1 - 1);
+	w->host = sp2 + 1;
+	w->host_len = (size_t)(end - sp2 - 1);
+	return (0);
+}
+
+/* The failure "superseded by order N on HOST (pid P)". */
+static void
+lock_superseded_by(struct lock *l, const struct lock_note_who *w)
+{
+	char by[400];
+
+	lock_note_by(by, sizeof(by), w, "waiter");
+	lock_failed(l, EXIT_SUPERSEDED, "lock '%s': superseded %s",
+	    l->spec.key, by);
+}
+
+/* An acquire reply {2, 0, '', HOST, PID, ORDER, ''}: we were superseded. */
 int
 lock_superseded(struct lock *l, const redisReply *r)
 {
+	struct lock_note_who w;
+
 	if (r->elements != 7 || r->element[3]->type != REDIS_REPLY_STRING ||
-	    r->element[4]->type != REDIS_REPLY_STRING)
+	    r->element[4]->type != REDIS_REPLY_STRING ||
+	    r->element[5]->type != REDIS_REPLY_STRING)
 		return (0);
-	lock_note_by(l, r->element[3]->str, r->element[3]->len,
-	    r->element[4]->str, r->element[4]->len,
-	    "superseded by a newer waiter");
+	w.host = r->element[3]->str;
+	w.host_len = r->element[3]->len;
+	w.pid = r->element[4]->str;
+	w.pid_len = r->element[4]->len;
+	w.order = r->element[5]->str;
+	w.order_len = r->element[5]->len;
+	lock_superseded_by(l, &w);
 	return (1);
 }
 
 /*
  * A waiter's BZPOPMIN reply {key, member, score}: 1 if the member is a
- * note "superseded PID HOST" (failure set), 0 for a wake-up or nothing.
+ * note "superseded ORDER PID HOST" (failure set), 0 for a wake-up or
+ * nothing.
  */
 int
 lock_wake_note(struct lock *l, const redisReply *r)
 {
 	const redisReply	*m;
-	const char		*sp;
+	struct lock_note_who	 w;
+	size_t			 skip;
 
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
 	    r->element[1]->type != REDIS_REPLY_STRING)
 		return (0);
 	m = r->element[1];
-	if (m->len < 11 || memcmp(m->str, "superseded ", 11) != 0 ||
-	    (sp = memchr(m->str + 11, ' ', m->len - 11)) == NULL)
+	/* The kept copy too (LUA_QUEUE_JOIN), should it come first. */
+	skip = m->len > 5 && memcmp(m->str, "kept ", 5) == 0 ? 5 : 0;
+	if (m->len < skip + 11 ||
+	    memcmp(m->str + skip, "superseded ", 11) != 0 ||
+	    lock_note_parse(m->str + skip + 11, m->len - skip - 11, &w) == -1)
 		return (0);
-	lock_note_by(l, sp + 1, m->len - (size_t)(sp + 1 - m->str),
-	    m->str + 11, (size_t)(sp - m->str) - 11,
-	    "superseded by a newer waiter");
+	lock_superseded_by(l, &w);
 	return (1);
 }
 

@@ -25,6 +25,8 @@ static void	 status_copy(struct lock_holder *, const struct lock_holder *);
 static size_t	 status_count(const struct lock_view *, size_t, const char *);
 static int	 status_views_differ(const struct lock_state *);
 static void	 status_queue(struct lock_state *, const struct lock_view *);
+static void	 status_copy_waiters(struct lock_state *,
+		     const struct lock_view *);
 
 static char *
 status_str(const redisReply *r)
@@ -130,10 +132,75 @@ status_mode(const redisReply *r)
 }
 
 /*
+ * One waiter {"PID HOST", "ORDER AT KIND"} (LUA_WAITING) into w: what a
+ * server sent is checked, cut and made printable.  -1 if not that shape.
+ */
+static int
+status_waiter(const redisReply *e, struct lock_waiter *w)
+{
+	const redisReply	*who, *info;
+	char			 buf[128], host[256], *end;
+	const char		*sp;
+	long long		 order, at;
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING ||
+	    e->element[1]->type != REDIS_REPLY_STRING)
+		return (-1);
+	who = e->element[0];
+	info = e->element[1];
+	memset(w, 0, sizeof(*w));
+	w->pid = w->order = -1;
+	if ((sp = memchr(who->str, ' ', who->len)) != NULL) {
+		log_sanitize(host, sizeof(host), sp + 1,
+		    who->len - (size_t)(sp + 1 - who->str));
+		w->host = xstrdup(host);
+		w->pid = strtoll(who->str, &end, 10);
+		if (end != sp || w->pid <= 0)
+			w->pid = -1;
+	}
+	log_sanitize(buf, sizeof(buf), info->str, info->len);
+	w->kind[0] = '\0';
+	if (sscanf(buf, "%lld %lld %11s", &order, &at, w->kind) == 3 ||
+	    sscanf(buf, "- %lld %11s", &at, w->kind) == 2) {
+		w->order = buf[0] == '-' ? -1 : order;
+		w->since_ms = at > 0 ? at / 1000 : 0;
+	}
+	return (0);
+}
+
+/* The waiters list of a snapshot into v.  -1 if not that shape. */
+static int
+status_waiters(const redisReply *list, struct lock_view *v)
+{
+	size_t i;
+
+	if (list->type != REDIS_REPLY_ARRAY)
+		return (-1);
+	v->waiters = xcalloc(list->elements, sizeof(*v->waiters));
+	for (i = 0; i < list->elements; i++)
+		if (status_waiter(list->element[i], &v->waiters[i]) == -1)
+			break;
+	v->nwaiters = i;
+	return (i == list->elements ? 0 : -1);
+}
+
+void
+lock_waiters_free(struct lock_waiter *ws, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ws[i].host);
+	free(ws);
+}
+
+/*
  * Parse one snapshot of a lock, the n elements {holders, metadata, count,
- * limit, waiting, mode, queue mode} of a reply, into v (lock_state_free() or
- * lock_holders_free() frees it); ours: our token, or NULL.  -1 if it has
- * not that shape, -2 if a holder in it has not the shape {token, TTL}.
+ * limit, waiting, mode, queue mode, waiters} of a reply, into v
+ * (lock_state_free(), or lock_holders_free() and lock_waiters_free(), free
+ * it); ours: our token, or NULL.  -1 if it has not that shape, -2 if a
+ * holder in it has not the shape {token, TTL}.
  */
 int
 lock_view_parse(redisReply *const *el, size_t n, const char *ours,
@@ -142,7 +209,8 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 	const redisReply	*list, *e;
 	size_t			 i;
 
-	if (n != 7 || el[0]->type != REDIS_REPLY_ARRAY ||
+	if (n != 8 || el[7]->type != REDIS_REPLY_ARRAY ||
+	    el[0]->type != REDIS_REPLY_ARRAY ||
 	    el[1]->type != REDIS_REPLY_ARRAY ||
 	    el[2]->type != REDIS_REPLY_INTEGER ||
 	    el[3]->type != REDIS_REPLY_INTEGER ||
@@ -179,7 +247,7 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 	v->waiting = (size_t)el[4]->integer;
 	log_sanitize(v->queue, sizeof(v->queue), el[6]->str,
 	    el[6]->len < sizeof(v->queue) ? el[6]->len : 0);
-	return (0);
+	return (status_waiters(el[7], v));
 }
 
 static void
@@ -337,7 +405,27 @@ lock_state_majority(struct lock_state *st, size_t quorum)
 			st->limit = vs[i].limit;
 		status_queue(st, &vs[i]);
 	}
+	/* The waiters as listed by a server that sees as many as that. */
+	for (i = 0; i < st->nviews && st->waiting > 0; i++)
+		if (vs[i].error == NULL && vs[i].waiting >= st->waiting) {
+			status_copy_waiters(st, &vs[i]);
+			break;
+		}
 	st->disagree = status_views_differ(st);
+}
+
+static void
+status_copy_waiters(struct lock_state *st, const struct lock_view *v)
+{
+	size_t i;
+
+	st->waiters = xcalloc(v->nwaiters, sizeof(*st->waiters));
+	for (i = 0; i < v->nwaiters; i++) {
+		st->waiters[i] = v->waiters[i];
+		if (v->waiters[i].host != NULL)
+			st->waiters[i].host = xstrdup(v->waiters[i].host);
+	}
+	st->nwaiters = v->nwaiters;
 }
 
 void
@@ -359,9 +447,12 @@ lock_state_free(struct lock_state *st)
 	size_t i;
 
 	lock_holders_free(st->holders, st->nholders);
+	lock_waiters_free(st->waiters, st->nwaiters);
 	for (i = 0; i < st->nviews; i++) {
 		lock_holders_free(st->views[i].holders,
 		    st->views[i].nholders);
+		lock_waiters_free(st->views[i].waiters,
+		    st->views[i].nwaiters);
 		free(st->views[i].error);
 	}
 	free(st->views);

@@ -376,13 +376,10 @@ lock_leave_queue(struct lock *l)
 {
 	const char		*argv[1] = { l->token };
 	struct lock_round	 rd;
-	struct lock_failure	 saved = l->fail;
 
 	if (!l->spec.is_fair && !l->may_wait)
 		return;
 	(void)lock_call(l, l->scripts->leave, LOCK_NKEYS, 1, argv, NULL, 0,
 	    &rd);
 	lock_round_free(l, &rd);
-	/* Why the acquire failed is what the caller reports. */
-	l->fail = saved;
 }

@@ -10,7 +10,8 @@
  *
  * Nothing here prints: a failure leaves its exit code and message in
  * l->fail, which lock_error() gives the caller, because the same failure
- * is fatal for `release` but only a retry for `run`'s renewal.
+ * is fatal for `release` but only a retry for `run`'s renewal.  A round
+ * only notes what its servers said (l->round); it never touches l->fail.
  */
 
 #include <stdarg.h>
@@ -149,10 +150,20 @@ lock_close(struct lock *l)
 }
 
 /* What the verbs may read of a lock. */
+/*
+ * Never an empty line: a failure code without a message would be a bug,
+ * and the user would still get one line that names the lock.
+ */
 const char *
 lock_error(const struct lock *l)
 {
-	return (l->fail.text);
+	static char	generic[sizeof(l->fail.text)];
+
+	if (l->fail.text[0] != '\0')
+		return (l->fail.text);
+	(void)snprintf(generic, sizeof(generic), "lock '%s': failed (exit %d)",
+	    l->spec.key, l->fail.code != 0 ? l->fail.code : EXIT_UNAVAILABLE);
+	return (generic);
 }
 
 const char *
@@ -393,7 +404,7 @@ lock_retry_transient(struct lock *l, const struct lock_script_call *call,
 }
 
 /*
- * How many servers answered a round; l->fail gets every failed server's
+ * How many servers answered a round; l->round gets every failed server's
  * message (a quorum failure names each one, not only the first), and the
  * most telling exit code: auth, then protocol, then unavailable.
  */
@@ -403,22 +414,22 @@ lock_tally(struct lock *l, const struct lock_round *rd)
 	size_t	i, answered = 0, at = 0;
 	int	code;
 
-	l->fail.code = 0;
-	l->fail.text[0] = '\0';
+	l->round.code = 0;
+	l->round.text[0] = '\0';
 	for (i = 0; i < l->nconns; i++) {
 		if (rd->results[i] == CONN_OK) {
 			answered++;
 			continue;
 		}
 		code = conn_exit_code(rd->results[i]);
-		if (at < sizeof(l->fail.text))
-			at += (size_t)snprintf(l->fail.text + at,
-			    sizeof(l->fail.text) - at, "%s%s", at > 0 ? "; " :
+		if (at < sizeof(l->round.text))
+			at += (size_t)snprintf(l->round.text + at,
+			    sizeof(l->round.text) - at, "%s%s", at > 0 ? "; " :
 			    "", conn_error(l->conns[i]));
 		if (rd->results[i] == CONN_SERVER_ERROR)
 			lock_type_clash(l);
-		if (l->fail.code == 0 || code > l->fail.code)
-			l->fail.code = code;
+		if (l->round.code == 0 || code > l->round.code)
+			l->round.code = code;
 	}
 	return (answered);
 }
@@ -457,14 +468,14 @@ lock_call_keys(struct lock *l, struct script *s, int nargs,
 static void
 lock_type_clash(struct lock *l)
 {
-	const char	*p = strstr(l->fail.text, ": REDLOCK-TYPE ");
+	const char	*p = strstr(l->round.text, ": REDLOCK-TYPE ");
 	char		 kind[32];
 	int		 code;
 
 	if (p == NULL)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
-	code = l->fail.code;
+	code = l->round.code;
 	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
 		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
 		    l->spec.key);
@@ -482,24 +493,34 @@ lock_type_clash(struct lock *l)
 }
 
 /*
- * The exit code of a failed operation; in quorum mode l->fail also says
+ * The exit code of a failed operation, whose failure it records: what the
+ * last round's servers said, or when none of them failed (a reply we could
+ * not use), the failure already recorded.  In quorum mode it also says
  * how far from a majority it was.
  */
 int
 lock_fail(struct lock *l, size_t ok)
 {
-	char	first[sizeof(l->fail.text)];
+	const struct lock_failure *from;
+	char	why[sizeof(l->fail.text)];
 	int	code;
 
 	if (l->fail.type_clash != 0)
 		return (l->fail.type_clash);
-	code = l->fail.code != 0 ? l->fail.code : EXIT_UNAVAILABLE;
-	if (l->nconns > 1) {
-		memcpy(first, l->fail.text, sizeof(first));
+	from = l->round.code != 0 ? &l->round : &l->fail;
+	code = from->code != 0 ? from->code : EXIT_UNAVAILABLE;
+	if (from->text[0] != '\0')
+		memcpy(why, from->text, sizeof(why));
+	else
+		(void)snprintf(why, sizeof(why), "lock '%s': no server gave a "
+		    "usable answer", l->spec.key);
+	if (l->nconns > 1)
 		lock_failed(l, code, "quorum not reached (%zu of %zu servers, "
-		    "%zu needed): %.900s", ok, l->nconns, l->quorum, first);
-	}
-	l->fail.code = code;
+		    "%zu needed): %.900s", ok, l->nconns, l->quorum, why);
+	else
+		lock_failed(l, code, "%s", why);
+	l->round.code = 0;
+	l->round.text[0] = '\0';
 	return (code);
 }
 
@@ -629,7 +650,6 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 		ttl_ms = lock_extended_ttl(l, &rd);
 	lock_round_free(l, &rd);
 	if (rc == EXIT_OK) {
-		l->fail.text[0] = '\0';
 		if (lock_wait_replicas(l, cap_ns > 0 ? cap_ns :
 		    lock_cap_ns(start, ttl_ms)) == -1)
 			rc = EXIT_UNAVAILABLE;
@@ -687,6 +707,7 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 	char		  num[32], ms[32];
 	long long	  least = -1;
 	int64_t		  wait_ms;
+	int		  noted = 0;
 
 	if (l->opts->wait_replicas == 0)
 		return (0);
@@ -713,7 +734,7 @@ lock_wait_replicas(struct lock *l, int64_t cap_ns)
 				enough++;
 			if (least == -1 || replies[i]->integer < least)
 				least = replies[i]->integer;
-		} else if (l->fail.text[0] == '\0' || enough == 0)
+		} else if (!noted++ || enough == 0)
 			lock_failed(l, EXIT_UNAVAILABLE, "%s",
 			    conn_error(l->conns[i]));
 		if (replies[i] != NULL)

@@ -387,6 +387,12 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 		log_warnx("%s: --cancel-running needs --queue latest", e->name);
 		return (EXIT_USAGE);
 	}
+	/* A probe never cancels anyone: only a waiter may. */
+	if (a->cancel_grace_ms >= 0 && a->wait_ms == 0) {
+		log_warnx("%s: --cancel-running needs a waiter: it cannot be "
+		    "used with %s", e->name, seen->have_n ? "-n" : "-w 0");
+		return (EXIT_USAGE);
+	}
 	if (a->shared && a->queue == LOCK_QUEUE_LATEST) {
 		log_warnx("%s: --shared and --queue latest cannot be used "
 		    "together", e->name);

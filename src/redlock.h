@@ -462,7 +462,7 @@ struct lock_spec {
 	enum lock_queue	 queue;
 	int64_t		 order;		/* --order N, or -1: by arrival */
 	int64_t		 cancel_grace_ms;	/* --cancel-running, or -1 */
-	int		 listens;	/* a run of --queue latest: cancellable */
+	int		 listens;	/* a run: hears a cancel or a force */
 	const char	*token;		/* ours, or NULL for a new one */
 	int64_t		 ttl_ms;	/* acquire, extend */
 	int64_t		 wait_ms;	/* WAIT_FOREVER, 0 = -n, or a limit */
@@ -471,6 +471,14 @@ struct lock_spec {
 	const sigset_t	*wait_mask;	/* the signal mask while waiting */
 	void		(*before_wait)(void *);	/* once, if it waits */
 	void		 *before_wait_arg;
+	/*
+	 * A check once the lock is ours (run's --skip-outdated after a
+	 * wait): EXIT_OK to keep it, else the lock is given back and
+	 * acquire returns that code.  The margin of validity is checked
+	 * after it.
+	 */
+	int		(*after_take)(struct lock *, void *);
+	void		 *after_take_arg;
 };
 struct lock_holder {
 	int		 ours;
@@ -482,6 +490,14 @@ struct lock_holder {
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
 };
+/* one who waits for a lock (a waiter that will wait, not a -n probe) */
+struct lock_waiter {
+	char		*host;
+	int64_t		 pid;		/* -1 when unknown */
+	int64_t		 order;		/* --order, or -1 */
+	int64_t		 since_ms;	/* first arrival, server's wall clock */
+	char		 kind[12];	/* exclusive, shared, semaphore */
+};
 /* one server's view of a lock, for status */
 struct lock_view {
 	const char	   *display;	/* the server's URL, redacted */
@@ -490,7 +506,9 @@ struct lock_view {
 	struct lock_holder *holders;
 	size_t		    nholders;	/* listed */
 	size_t		    nholding;	/* in all */
-	size_t		    waiting;	/* queued waiters */
+	size_t		    waiting;	/* waiters */
+	struct lock_waiter *waiters;	/* the first of them */
+	size_t		    nwaiters;
 	char		    queue[8];	/* their mode: any, fifo, latest */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 };
@@ -501,7 +519,9 @@ struct lock_state {
 	size_t		    unlisted;	/* holders beyond the list */
 	struct lock_view   *views;	/* each server's own answer */
 	size_t		    nviews;
-	size_t		    waiting;	/* queued waiters, seen by a majority */
+	size_t		    waiting;	/* waiters, seen by a majority */
+	struct lock_waiter *waiters;	/* as a server seeing them all lists */
+	size_t		    nwaiters;
 	char		    queue[8];	/* their mode: any, fifo, latest */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 	int		    disagree;	/* quorum: the servers' views differ */
@@ -517,6 +537,7 @@ int	 lock_status(struct lock *, struct lock_state *);
 int	 lock_force_release(struct lock *, struct lock_holder **, size_t *);
 void	 lock_state_free(struct lock_state *);
 void	 lock_holders_free(struct lock_holder *, size_t);
+void	 lock_waiters_free(struct lock_waiter *, size_t);
 const char *lock_error(const struct lock *);
 const char *lock_name(const struct lock *);
 const char *lock_token(const struct lock *);
@@ -538,6 +559,12 @@ int	 lock_record_done(struct lock *, int64_t);
 const char *lock_queue_name(int);
 void	 lock_listen_start(struct lock *);
 size_t	 lock_listen_poll(struct lock *, struct pollfd *, size_t, int64_t *);
+/* What a holder heard while it held (lock_listen_events); the worst. */
+enum lock_heard {
+	LOCK_HEARD_NONE,
+	LOCK_HEARD_CANCEL,	/* --cancel-running: a newer run asks */
+	LOCK_HEARD_FORCE	/* release --force: it is no longer ours */
+};
 int	 lock_listen_events(struct lock *, const struct pollfd *, size_t);
 void	 lock_listen_stop(struct lock *);
 int64_t	 lock_cancel_grace_ms(const struct lock *);

@@ -13,7 +13,7 @@
  *   and their metadata (shared locks), and its queue's ':who' hash
  *   returns {next, {key, snapshot...}, ...}: the snapshot of each
  *   candidate that is a held lock (see the modes' snapshot functions; the
- *   number of waiters and the queue's mode are added), and next, the index in ARGV of the first
+ *   number of waiters, the queue's mode and the waiters are added), and next, the index in ARGV of the first
  *   candidate not looked at (0: all were), when the bytes ran out.
  *
  * A key is a lock when it is a string or a sorted set and its metadata
@@ -53,7 +53,8 @@ static const char lua_list[] =
 	/* Always one at least, so that every call makes progress. */
 	"    if budget < 0 and #out > 1 then out[1] = i; break end\n"
 	"    out[#out + 1] = {k, s[1], s[2], s[3], s[4],"
-	" waiting(ARGV[i + 2], now), s[6], queue_mode(ARGV[i + 5])}\n"
+	" waiting(ARGV[i + 2], now), s[6], queue_mode(ARGV[i + 5]),"
+	" waiters_list(ARGV[i + 2], ARGV[i + 5], now, max)}\n"
 	"  end\n"
 	"end\n"
 	"return out\n";

@@ -60,10 +60,16 @@
  */
 #define LUA_LINGER_MS	"5000"
 
-/* Server time in ms: one clock for every holder's and waiter's expiry. */
+/*
+ * Server time in ms: one clock for every holder's and waiter's expiry.
+ * server_us keeps the same reading in microseconds: a waiter's arrival,
+ * which ranks it when it gave no --order.
+ */
 #define LUA_SERVER_NOW							\
+	"local server_us = 0\n"					\
 	"local function server_now()\n"				\
 	"  local t = redis.call('TIME')\n"				\
+	"  server_us = t[1] * 1000000 + t[2]\n"			\
 	"  return t[1] * 1000 + math.floor(t[2] / 1000)\n"		\
 	"end\n"							\
 	LUA_ACQUIRED_AT
@@ -105,6 +111,37 @@
 	"end\n"
 
 /*
+ * Who waits, for status, list and the queue's order.  Every waiter that
+ * will wait (not a -n probe), in every queue mode, is known: its lease in
+ * KEYS[5] (token -> expiry, server ms) and in the hash KEYS[4]..':who'
+ * the fields TOKEN = "PID HOST" and 'w:'..TOKEN = "ORDER AT KIND", ORDER
+ * its --order or '-', AT the server's time of its first arrival in us,
+ * KIND exclusive, shared or semaphore.  A queue (fifo, latest) also ranks
+ * its waiters in KEYS[4] by --order, else by AT; equal ranks go by AT, so
+ * that the later arrival is the newer one (a retried pipeline job), the
+ * same on every try.  The field '' keeps the queue's mode.
+ */
+#define LUA_WAITER_INFO							\
+	"local who = KEYS[4] .. ':who'\n"				\
+	"local function waiter_info(tok)\n"				\
+	"  local o, at = string.match(redis.call('HGET', who, 'w:' .. tok)"\
+	" or '', '^(%S+) (%d+)')\n"					\
+	"  return o ~= '-' and o or nil, tonumber(at) or 0\n"		\
+	"end\n"							\
+	"local function queue_head()\n"				\
+	"  local top = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')\n"\
+	"  if not top[1] then return nil end\n"			\
+	"  local tied = redis.call('ZRANGEBYSCORE', KEYS[4], top[2], top[2])\n"\
+	"  if #tied == 1 then return top[1] end\n"			\
+	"  local head, first = nil, nil\n"				\
+	"  for _, tok in ipairs(tied) do\n"				\
+	"    local _, at = waiter_info(tok)\n"				\
+	"    if not first or at < first then head, first = tok, at end\n"	\
+	"  end\n"							\
+	"  return head\n"						\
+	"end\n"
+
+/*
  * Wake one waiter.  The wake key is a sorted set of one member: adding it
  * again is a no-op, so however many releases nobody waited for, the next
  * waiter finds at most one stale wake-up (one spare attempt), and no call
@@ -115,10 +152,11 @@
  * wake keys.
  */
 #define LUA_WAKE(prefix)						\
+	LUA_WAITER_INFO							\
 	"local function wake_waiters()\n"				\
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
 	"  redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
-	"  local head = redis.call('ZRANGE', KEYS[4], 0, 0)[1]\n"	\
+	"  local head = queue_head()\n"				\
 	"  if head then\n"						\
 	"    local k = ARGV[" #prefix "] .. head\n"			\
 	"    redis.call('ZADD', k, 0, 'go')\n"				\
@@ -154,87 +192,119 @@
 	"end\n"
 
 /*
- * How many wait in a queue: the waiters whose lease (KEYS[5] of the lock
- * scripts) has not run out.  Waiters with --queue any block on the wake
- * key and are known to nobody, so they are not counted.
+ * Who waits (LUA_WAITER_INFO), for status and list: the waiters whose
+ * lease (KEYS[5] of the lock scripts) has not run out, in every queue
+ * mode, how many, and at most max of them as {"PID HOST", "ORDER AT
+ * KIND"}, in the order their leases end.
  */
 #define LUA_WAITING							\
 	"local function waiting(leases, now)\n"			\
 	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
+	"end\n"							\
+	"local function waiters_list(leases, whok, now, max)\n"	\
+	"  local out = {}\n"						\
+	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', leases, '(' .."\
+	" now, '+inf', 'LIMIT', 0, max)) do\n"				\
+	"    local m = redis.call('HMGET', whok, tok, 'w:' .. tok)\n"	\
+	"    out[#out + 1] = {m[1] or '', m[2] or ''}\n"		\
+	"  end\n"							\
+	"  return out\n"						\
 	"end\n"
 
 /*
- * The queue (--queue fifo or latest): a sorted set of waiters by rank,
- * the rank being --order N or the time the waiter first tried, which the
- * client chose once and sends with every attempt, so that a retry keeps
- * its place and every server of a quorum ranks alike, whichever of them
- * a split vote or an outage made it miss; ties go by token.  Each waiter
- * has a lease that its every attempt refreshes, so a dead one blocks the
- * queue no longer than that.  KEYS[4]..':who' holds each waiter's "pid
- * host", for the message of the one it supersedes, and under the field ''
- * (no token is empty) the queue's mode, for status and list.
+ * A waiter that will wait, in every mode: noted (LUA_WAITER_INFO) at its
+ * first refused attempt, its lease refreshed by every later one, so a
+ * dead one drops out within the lease (its arrival is kept, in case it
+ * comes back, until the hash expires); queue_drop() forgets it.  The
+ * queue (--queue fifo or latest) ranks it too, in KEYS[4].
  *
- * latest keeps one waiter: the highest rank.  A newcomer that outranks the
- * queued ones drops them, and leaves each a note "superseded PID HOST" in
- * its own wake key (score -1: popped before a 'go'), where its BZPOPMIN
- * finds it at once; the note stays as long as the key, so a waiter that
- * was between attempts finds it in its next one.  A newcomer that does not
- * outrank the queued one is superseded itself, at once.
+ * latest keeps one waiter: the newest.  A newcomer newer than the queued
+ * one drops it, and leaves it a note "superseded ORDER PID HOST" in its
+ * own wake key (score -2: popped before a 'go'), where its BZPOPMIN
+ * finds it at once, and a copy "kept superseded ..." (score -1) that
+ * stays as long as the key: the attempt sent behind that BZPOPMIN, or of
+ * a waiter that was between attempts, finds it, rather than joining
+ * again as a newcomer.  A newcomer older than
+ * the queued one, or than a holder of --queue latest, is superseded
+ * itself, at once: {2, 0, '', HOST, PID, ORDER, ''}.
  *
- * --cancel-running: a latest waiter kept waiting leaves the holder, if
- * that holder listens (a run of --queue latest), a note "cancelled GRACE
- * PID HOST" in its key ARGV[14]..token, on which it blocks between
- * renewals (lock-queue.c).
+ * --cancel-running: a latest waiter kept waiting leaves a note "cancelled
+ * GRACE ORDER PID HOST" in the holder's key ARGV[14]..token, on which it
+ * blocks between renewals (lock-listen.c), if that holder is a run of
+ * --queue latest (it listens: '1') older than the waiter.
  *
  * Whether a queued waiter's turn has come is the mode's queue_turn(token,
  * free) (LUA_QUEUE_TURN, or for readers LUA_SHARED_QUEUE_TURN), and
  * queue_admitted() what it does once one is let in.
- *
- * queue_join() (LUA_QUEUE_JOIN, which give_back needs too) puts token in
- * line at rank, or answers the reply {2, ...} when a latest waiter already
- * outranks it.  queue_admit() answers nil when token may take a slot now
- * (and takes it out of the queue), or the reply: busy, or {2, 0, '', HOST,
- * PID, '', ''} when superseded.
- *   ARGV[9] wake prefix, ARGV[11] mode, ARGV[12] rank, ARGV[13] cancel
- *   grace ms ('': no cancel), ARGV[14] cancel prefix
+ *   ARGV[9] wake prefix, ARGV[10] a waiter's lease ms (0: a probe, -n),
+ *   ARGV[11] mode, ARGV[12] --order or '', ARGV[13] cancel grace ms ('':
+ *   no cancel), ARGV[14] cancel prefix, ARGV[16] the waiter's kind
  */
 #define LUA_QUEUE_JOIN							\
-	"local who = KEYS[4] .. ':who'\n"				\
 	"local me = ARGV[4] .. ' ' .. ARGV[3]\n"			\
+	"local my_order, my_at = nil, 0\n"				\
 	"local function queue_drop(tok)\n"				\
 	"  redis.call('ZREM', KEYS[4], tok)\n"				\
 	"  redis.call('ZREM', KEYS[5], tok)\n"				\
-	"  redis.call('HDEL', who, tok)\n"				\
+	"  redis.call('HDEL', who, tok, 'w:' .. tok)\n"		\
 	"end\n"							\
-	"local function queue_tell(key, note, ms)\n"			\
-	"  redis.call('ZADD', key, -1, note)\n"			\
-	"  redis.call('PEXPIRE', key, ms)\n"				\
+	"local function queue_tell(key, note, score)\n"		\
+	"  redis.call('ZADD', key, score, note)\n"			\
+	"  redis.call('PEXPIRE', key, " LUA_LINGER_MS ")\n"		\
 	"end\n"							\
-	"local function superseded(by)\n"				\
+	"local function superseded(order, by)\n"			\
 	"  local pid, host = string.match(by or '', '^(%S+) (.*)$')\n"	\
-	"  return {2, 0, '', host or '', pid or '', '', ''}\n"		\
+	"  return {2, 0, '', host or '', pid or '', order or '', ''}\n"	\
 	"end\n"							\
 	"local function queue_keep(lease)\n"				\
 	"  for _, k in ipairs({KEYS[4], KEYS[5], who}) do\n"		\
 	"    redis.call('PEXPIRE', k, lease * 2)\n"			\
 	"  end\n"							\
 	"end\n"							\
-	"local function queue_join(token, rank, lease)\n"		\
+	/* b is newer than a: a higher rank, or the same, arriving later */\
+	"local function newer(ra, aa, rb, ab)\n"			\
+	"  return rb > ra or (rb == ra and ab > aa)\n"		\
+	"end\n"							\
+	"local function rank_of(order, at)\n"				\
+	"  return tonumber(order) or at\n"				\
+	"end\n"							\
+	/* Note this waiter (first arrival kept) and refresh its lease. */\
+	"local function waiter_note(token, now, lease)\n"		\
+	"  if redis.call('HSETNX', who, 'w:' .. token, (ARGV[12] ~= '' and"	\
+	" ARGV[12] or '-') .. ' ' .. string.format('%d', server_us) .. ' ' .."\
+	" ARGV[16]) == 1 then\n"					\
+	"    redis.call('HSET', who, token, me)\n"			\
+	"  end\n"							\
+	"  redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
+	"  queue_keep(lease)\n"					\
+	"end\n"							\
+	"local function queue_join(token, now, lease)\n"		\
+	"  waiter_note(token, now, lease)\n"				\
+	"  my_order, my_at = waiter_info(token)\n"			\
+	"  local rank = rank_of(my_order, my_at)\n"			\
 	"  if ARGV[11] == 'latest' then\n"				\
-	"    local top = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')\n"\
-	"    if top[1] and (tonumber(top[2]) > rank or\n"		\
-	"        (tonumber(top[2]) == rank and top[1] > token)) then\n"	\
-	"      return superseded(redis.call('HGET', who, top[1]))\n"	\
+	"    local h = mode_holder()\n"				\
+	"    if h[1] ~= '' and h[7] == 'latest' and newer(rank, my_at,"	\
+	" rank_of(h[8], tonumber(h[9]) or 0), tonumber(h[9]) or 0) then\n"\
+	"      queue_drop(token)\n"					\
+	"      return superseded(h[8], h[3] .. ' ' .. h[2])\n"		\
 	"    end\n"							\
 	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
-	"      queue_tell(ARGV[9] .. tok, 'superseded ' .. me, "		\
-	LUA_LINGER_MS ")\n"						\
+	"      local o, at = waiter_info(tok)\n"			\
+	"      if newer(rank, my_at, rank_of(o, at), at) then\n"	\
+	"        queue_drop(token)\n"					\
+	"        return superseded(o, redis.call('HGET', who, tok))\n"	\
+	"      end\n"							\
+	"    end\n"							\
+	"    local note = 'superseded ' .. (my_order or '-') .. ' ' .. me\n"\
+	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
+	"      queue_tell(ARGV[9] .. tok, note, -2)\n"			\
+	"      queue_tell(ARGV[9] .. tok, 'kept ' .. note, -1)\n"	\
 	"      queue_drop(tok)\n"					\
 	"    end\n"							\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
-	"  redis.call('HSET', who, token, me, '', ARGV[11])\n"		\
-	"  queue_keep(lease)\n"					\
+	"  redis.call('HSET', who, '', ARGV[11])\n"			\
 	"  return nil\n"						\
 	"end\n"
 
@@ -242,26 +312,34 @@
 	LUA_QUEUE_JOIN							\
 	"local function queue_cancel()\n"				\
 	"  local h = mode_holder()\n"					\
-	"  if ARGV[13] ~= '' and h[1] ~= '' and h[6] == '1' then\n"	\
-	"    queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' ..\n"\
-	"      me, " LUA_LINGER_MS ")\n"				\
-	"  end\n"							\
+	"  if ARGV[13] == '' or h[1] == '' or h[6] ~= '1' or not newer("	\
+	"rank_of(h[8], tonumber(h[9]) or 0), tonumber(h[9]) or 0,"	\
+	" rank_of(my_order, my_at), my_at) then return end\n"		\
+	"  queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' .."	\
+	" (my_order or '-') .. ' ' .. me, -1)\n"			\
 	"end\n"							\
 	"local function queue_admit(token, now, lease, free, busy)\n"	\
+	/* Its arrival stays: a live waiter that was too slow to renew	\
+	 * its lease gets its place back when it comes again. */	\
 	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5],"	\
 	" '-inf', now)) do\n"						\
-	"    queue_drop(tok)\n"						\
+	"    redis.call('ZREM', KEYS[4], tok)\n"			\
+	"    redis.call('ZREM', KEYS[5], tok)\n"			\
 	"  end\n"							\
 	"  if not redis.call('ZSCORE', KEYS[4], token) then\n"		\
 	"    local note = redis.call('ZRANGEBYSCORE', ARGV[9] .. token,"	\
-	" -1, -1)[1]\n"						\
-	"    if note then return superseded(string.sub(note, 12)) end\n"	\
-	"    local lost = queue_join(token, tonumber(ARGV[12]), lease)\n"	\
+	" -2, -1)[1]\n"						\
+	"    if note then\n"						\
+	"      local o, by = string.match(note, 'superseded (%S+) (.*)$')\n"\
+	"      return superseded(o ~= '-' and o or '', by)\n"		\
+	"    end\n"							\
+	"    local lost = queue_join(token, now, lease)\n"		\
 	"    if lost then return lost end\n"				\
+	"  else\n"							\
+	"    my_order, my_at = waiter_info(token)\n"			\
 	"  end\n"							\
 	"  if not queue_turn(token, free) then\n"			\
-	"    redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"    queue_keep(lease)\n"					\
+	"    waiter_note(token, now, lease)\n"				\
 	"    if free <= 0 then queue_cancel() end\n"			\
 	"    return busy(free > 0)\n"					\
 	"  end\n"							\
@@ -276,7 +354,15 @@
  */
 #define LUA_QUEUE_TURN							\
 	"local function queue_turn(token, free)\n"			\
-	"  return redis.call('ZRANK', KEYS[4], token) < free\n"	\
+	"  local r = redis.call('ZSCORE', KEYS[4], token)\n"		\
+	"  local ahead = redis.call('ZCOUNT', KEYS[4], '-inf', '(' .. r)\n"\
+	"  if ahead >= free then return false end\n"			\
+	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], r, r))"\
+	" do\n"							\
+	"    local _, at = waiter_info(tok)\n"				\
+	"    if tok ~= token and at < my_at then ahead = ahead + 1 end\n"	\
+	"  end\n"							\
+	"  return ahead < free\n"					\
 	"end\n"							\
 	"local function queue_admitted() end\n"
 
@@ -285,10 +371,13 @@
  * fence.
  *   ARGV[1] token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid,
  *   ARGV[5] command line, ARGV[6] acquired-at (wall ms), ARGV[7] limit
- *   (a semaphore's), ARGV[8] queue lease ms (0 = --queue any), ARGV[9]
- *   prefix of per-waiter wake keys, ARGV[10] a waiter's lease ms (0: -n,
- *   the caller will not wait), ARGV[11] to ARGV[14] the queue's
- *   (LUA_QUEUE), ARGV[15] '1' if the holder listens for cancels, else '0'
+ *   (a semaphore's), ARGV[8] queue lease ms (0: not queued, --queue any
+ *   or a probe; -1: not queued, but noted as waiting by an attempt
+ *   before), ARGV[9] prefix of per-waiter wake keys, ARGV[10] a waiter's
+ *   lease ms (0: -n, the caller will not wait), ARGV[11] to ARGV[14] and
+ *   ARGV[16] the queue's (LUA_QUEUE), ARGV[15] '1' if the holder listens
+ *   for cancels (a run of --queue latest), else '0'.  A probe (-n) sends
+ *   ARGV[1..10] only: it never joins, supersedes or cancels anyone.
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
@@ -302,13 +391,20 @@
 	"local token, ttl = ARGV[1], tonumber(ARGV[2])\n"		\
 	"local lease = tonumber(ARGV[8])\n"				\
 	"local now = 0\n"						\
-	"if MODE_NEEDS_TIME or lease > 0 then now = server_now() end\n"\
+	"if MODE_NEEDS_TIME or lease ~= 0 then now = server_now() end\n"\
 	"if mode_prepare(now) then return clash() end\n"		\
 	"local mine = mode_mine(token, ttl, now)\n"			\
-	"if mine then return {1, mine} end\n"				\
+	"if mine then\n"						\
+	"  if lease ~= 0 then queue_drop(token) end\n"		\
+	"  return {1, mine}\n"						\
+	"end\n"							\
 	"local free, hint = mode_room(now)\n"				\
 	"local function busy(unknown)\n"				\
 	"  mode_wait(token, now)\n"					\
+	"  if lease <= 0 and ARGV[10] ~= '0' then\n"			\
+	"    if server_us == 0 then now = server_now() end\n"		\
+	"    waiter_note(token, now, tonumber(ARGV[10]))\n"		\
+	"  end\n"							\
 	"  local h = mode_holder()\n"					\
 	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5]}\n"\
 	"end\n"							\
@@ -317,9 +413,12 @@
 	"  if refused then return refused end\n"			\
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
+	"elseif lease < 0 then\n"					\
+	"  queue_drop(token)\n"					\
 	"end\n"							\
 	"local f = mode_fence(ttl)\n"					\
-	"mode_take(token, ttl, now, f)\n"				\
+	"mode_take(token, ttl, now, f, my_order or (ARGV[12] ~= '' and"	\
+	" ARGV[12]) or nil, my_at)\n"					\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
 	"return {1, f}\n"
@@ -367,10 +466,7 @@
 	"if done == 1 and mode_room(now) > 1 then\n"			\
 	"  redis.call('ZREM', KEYS[6], 'go')\n"			\
 	"end\n"							\
-	"if done == 1 and lease > 0 and\n"				\
-	"    not queue_join(token, tonumber(ARGV[12]), lease) then\n"	\
-	"  redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"end\n"							\
+	"if done == 1 and lease > 0 then queue_join(token, now, lease) end\n"\
 	"return done\n"
 
 /*
@@ -415,8 +511,12 @@
  * force: an operator's release (release --force): remove every holder,
  * whoever it is, and wake a waiter.  The fence counter stays (so the
  * removed holder's late writes are refused by fencing), and so do the
- * waiters in the queue.
- *   ARGV[1] prefix of per-waiter wake keys
+ * waiters in the queue.  Each removed holder finds a note "forced PID
+ * HOST" in its key ARGV[2]..token, where a run listens between renewals
+ * (lock-listen.c), so it stops its command at once, not at its next
+ * renewal.
+ *   ARGV[1] prefix of per-waiter wake keys, ARGV[2] prefix of holders'
+ *   cancel keys, ARGV[3] our host, ARGV[4] our pid
  *   returns {{token, host, pid, command, since}, ...}: each holder
  *   removed ('' where unknown: a foreign client's lock), {} if none.
  */
@@ -424,6 +524,13 @@
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
 	"if mode_prepare(now) then return clash() end\n"		\
 	"local removed = mode_drop_all()\n"				\
+	"for _, h in ipairs(removed) do\n"				\
+	"  if h[1] ~= '' then\n"					\
+	"    redis.call('ZADD', ARGV[2] .. h[1], -1, 'forced ' .. ARGV[4] .."\
+	" ' ' .. ARGV[3])\n"						\
+	"    redis.call('PEXPIRE', ARGV[2] .. h[1], " LUA_LINGER_MS ")\n"\
+	"  end\n"							\
+	"end\n"							\
 	"if #removed > 0 then wake_waiters() end\n"			\
 	"return removed\n"
 
@@ -438,7 +545,7 @@
 static const char lua_leave[] =
 	"redis.call('ZREM', KEYS[4], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
-	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1])\n"
+	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1], 'w:' .. ARGV[1])\n"
 	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";
@@ -450,20 +557,21 @@ static const char lua_leave[] =
  *   KEYS[1] unused (the lock: where a Cluster sends the call);
  *   ARGV[1] the record's key, ARGV[2] order, ARGV[3] host ('' to only
  *   look), ARGV[4] time (wall ms)
- *   returns {order, host, time} of a record whose order is at least
- *   ARGV[2], else {} (and with a host, ARGV[2] is the record now).
+ *   returns {order, host, time} of a record whose order is greater than
+ *   ARGV[2] (a retry of the same order is not outdated), else {} (and
+ *   with a host, ARGV[2] is the record now).
  */
 static const char lua_done[] =
 	"local d = redis.call('HMGET', ARGV[1], 'order', 'host', 'time')\n"
 	"local seen, n = tonumber(d[1]), tonumber(ARGV[2])\n"
-	"if ARGV[3] ~= '' and (not seen or seen < n) then\n"
+	"if ARGV[3] ~= '' and (not seen or seen <= n) then\n"
 	"  redis.call('HSET', ARGV[1], 'order', ARGV[2], 'host', ARGV[3],"
 	" 'time', ARGV[4])\n"
 	"end\n"
 	"if seen or ARGV[3] ~= '' then\n"
 	"  redis.call('PEXPIRE', ARGV[1], 604800000)\n"
 	"end\n"
-	"if seen and seen >= n then return {d[1], d[2] or '', d[3] or ''} end\n"
+	"if seen and seen > n then return {d[1], d[2] or '', d[3] or ''} end\n"
 	"return {}\n";
 
 /*

@@ -73,9 +73,9 @@
 	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
 	"end\n"							\
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
-	"local function mode_take(token, ttl, now, f)\n"		\
+	"local function mode_take(token, ttl, now, f, order, at)\n"	\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
-	"  set_meta(f, now)\n"					\
+	"  set_meta(f, now, order, at)\n"					\
 	"  redis.call('ZREM', KEYS[9], token)\n"			\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -120,13 +120,18 @@
 	"  return {{h[1], h[2], h[3], h[4], h[5]}}\n"			\
 	"end\n"
 
-/* The holder's metadata, from acquire's ARGV (see scripts-lua.h). */
+/*
+ * The holder's metadata, from acquire's ARGV (see scripts-lua.h): also
+ * its queue mode and rank (--order, else its arrival in us), which a
+ * newer waiter of --queue latest compares with its own.
+ */
 #define LUA_MUTEX_SET_META						\
-	"local function set_meta(f, now)\n"				\
+	"local function set_meta(f, now, order, at)\n"		\
 	"  redis.call('HSET', KEYS[3], 'token', ARGV[1], 'fence', f,\n"	\
 	"    'host', ARGV[3], 'pid', ARGV[4], 'command', ARGV[5],\n"	\
 	"    'since', acquired_at(now), 'ttl', ARGV[2],\n"			\
-	"    'listens', ARGV[15] or '0')\n"				\
+	"    'listens', ARGV[15] or '0', 'queue', ARGV[11] or 'any',\n"	\
+	"    'order', order or '', 'at', at or '')\n"				\
 	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
 	"end\n"
 
@@ -143,7 +148,7 @@ static const char lua_mutex_acquire[] =
 	"if ARGV[8] == '0' and\n"
 	"    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
 	"  local f = next_fence(tonumber(ARGV[2]))\n"
-	"  set_meta(f)\n"
+	"  set_meta(f, nil, ARGV[12] ~= '' and ARGV[12] or nil)\n"
 	"  return {1, f}\n"
 	"end\n"
 	LUA_SHARED_READERS
@@ -167,6 +172,7 @@ static const char lua_mutex_give_back[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
+	LUA_WAITER_INFO
 	LUA_QUEUE_JOIN
 	LUA_GIVE_BACK_BODY;
 
@@ -242,6 +248,7 @@ static const char lua_mutex_status[] =
 	" tonumber(ARGV[2]))\n"
 	"s[5] = waiting(ARGV[3], now)\n"
 	"s[7] = queue_mode(ARGV[4])\n"
+	"s[8] = waiters_list(ARGV[3], ARGV[4], now, tonumber(ARGV[2]))\n"
 	"return s\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -19,7 +19,8 @@
 	"local limit = tonumber(ARGV[" #n "])\n"			\
 	"local function fields(tok) return tok .. ':fence', tok .. ':host',"\
 	" tok .. ':pid', tok .. ':command', tok .. ':since', tok .. ':ttl',"\
-	" tok .. ':listens' end\n"					\
+	" tok .. ':listens', tok .. ':queue', tok .. ':order', tok .. ':at'"\
+	" end\n"							\
 	"local function keep(now)\n"					\
 	"  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')\n"\
 	"  if last[2] then\n"						\
@@ -62,17 +63,19 @@
 	"  if not tok then return {'', '', '', '', '', ''} end\n"	\
 	"  local m = redis.call('HMGET', KEYS[3], tok .. ':host',"	\
 	" tok .. ':pid', tok .. ':command', tok .. ':since',"		\
-	" tok .. ':listens')\n"					\
+	" tok .. ':listens', tok .. ':queue', tok .. ':order', tok .. ':at')\n"\
 	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
-	" m[5] or ''}\n"						\
+	" m[5] or '', m[6] or '', m[7] or '', m[8] or ''}\n"						\
 	"end\n"							\
-	"local function mode_take(token, ttl, now, f)\n"		\
+	"local function mode_take(token, ttl, now, f, order, at)\n"	\
 	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
 	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
 	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
 	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
-	"    ARGV[15] or '0', 'limit', limit)\n"			\
+	"    ARGV[15] or '0', token .. ':queue', ARGV[11] or 'any',\n"	\
+	"    token .. ':order', order or '', token .. ':at', at or '',\n"	\
+	"    'limit', limit)\n"					\
 	"  keep(now)\n"						\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
@@ -129,6 +132,7 @@ static const char lua_semaphore_give_back[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(7)
+	LUA_WAITER_INFO
 	LUA_QUEUE_JOIN
 	LUA_GIVE_BACK_BODY;
 
@@ -184,6 +188,7 @@ static const char lua_semaphore_status[] =
 	"local s = semaphore_snapshot(KEYS[1], KEYS[3], now, tonumber(ARGV[2]))\n"
 	"s[5] = waiting(ARGV[3], now)\n"
 	"s[7] = queue_mode(ARGV[4])\n"
+	"s[8] = waiters_list(ARGV[3], ARGV[4], now, tonumber(ARGV[2]))\n"
 	"return s\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

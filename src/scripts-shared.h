@@ -120,10 +120,10 @@
 	"local function rd_holder(cur)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    local m = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid',"\
-	" 'command', 'since', 'listens')\n"				\
+	" 'command', 'since', 'listens', 'queue', 'order', 'at')\n"	\
 	"    if m[1] ~= cur then return {cur, '', '', '', ''} end\n"	\
 	"    return {cur, m[2] or '', m[3] or '', m[4] or '', m[5] or '',"	\
-	" m[6] or ''}\n"						\
+	" m[6] or '', m[7] or '', m[8] or '', m[9] or ''}\n"						\
 	"  end\n"							\
 	"  local tok = redis.call('ZRANGE', KEYS[7], 0, 0)[1]\n"	\
 	"  if not tok then return {'', '', '', '', ''} end\n"		\
@@ -364,6 +364,7 @@ static const char lua_shared_give_back[] =
 	LUA_SHARED_READERS
 	LUA_SHARED_TAKE
 	LUA_SHARED_MODE(false)
+	LUA_WAITER_INFO
 	LUA_QUEUE_JOIN
 	LUA_GIVE_BACK_BODY;
 

@@ -20,6 +20,7 @@ static const char *status_print_mode(int64_t, const struct lock_state *);
 static const char *status_print_queue(const struct lock_state *);
 static int	 status_print_queued(const struct lock_state *);
 static void	status_print_holders_json(const struct lock_state *);
+static void	status_print_waiters(const struct lock_state *, int);
 
 /* Another holder's token would let anyone release its lock: show a
  * recognisable prefix only. */
@@ -213,6 +214,7 @@ status_print_json(const char *key, int64_t limit, const struct lock_state *st)
 	(void)printf(",\"held\":%s,\"mode\":\"%s\",\"queue\":\"%s\","
 	    "\"waiting\":%zu", n > 0 ? "true" : "false", mode,
 	    status_print_queue(st), st->waiting);
+	status_print_waiters(st, 1);
 	if (limit > 0)
 		(void)printf(",\"limit\":%lld", (long long)limit);
 	if (n > 0 && strcmp(mode, "exclusive") == 0) {
@@ -265,9 +267,48 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 		if (status_print_queued(st))
 			status_print_line("queue", st->queue);
 		(void)printf("waiting: %zu\n", st->waiting);
+		status_print_waiters(st, 0);
 	}
 	if (st->nviews > 1)
 		status_print_servers(st, 0);
+}
+
+/*
+ * Who waits: JSON's "waiters" array (after a comma), or a line each,
+ * "waiter: HOST pid P, order N, exclusive, since TIME".
+ */
+static void
+status_print_waiters(const struct lock_state *st, int json)
+{
+	const struct lock_waiter	*w;
+	char				 since[64], order[32];
+	size_t				 i;
+
+	if (json)
+		(void)fputs(",\"waiters\":[", stdout);
+	for (i = 0; i < st->nwaiters; i++) {
+		w = &st->waiters[i];
+		status_print_since(w->since_ms, since, sizeof(since));
+		(void)snprintf(order, sizeof(order), "%lld",
+		    (long long)w->order);
+		if (!json) {
+			(void)printf("waiter: %s pid %lld%s%s, %s, since %s\n",
+			    w->host != NULL ? w->host : "?",
+			    (long long)w->pid, w->order >= 0 ? ", order " : "",
+			    w->order >= 0 ? order : "", w->kind, since);
+			continue;
+		}
+		(void)fputs(i > 0 ? ",{\"host\":" : "{\"host\":", stdout);
+		json_string(w->host != NULL ? w->host : "");
+		(void)printf(",\"pid\":%lld,\"order\":%s,\"mode\":",
+		    (long long)w->pid, w->order >= 0 ? order : "null");
+		json_string(w->kind);
+		(void)fputs(",\"since\":", stdout);
+		json_string(since);
+		(void)fputs("}", stdout);
+	}
+	if (json)
+		(void)fputs("]", stdout);
 }
 
 /*

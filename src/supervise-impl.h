@@ -125,6 +125,11 @@ struct supervisor {
 	int64_t				 kill_at_ns;
 	int64_t				 held_until_ns;	/* lost, or released */
 	int				 is_cancelled;	/* --cancel-running */
+	int				 is_forced;	/* release --force */
+	int				 is_late_end;	/* cancelled or forced
+							 * after the command
+							 * exited: its status
+							 * stands */
 	int64_t				 cancel_kill_ns;
 	int				 sig_fd;	/* signalfd, or -1 */
 	struct pollfd			*pfd;		/* it, and listening's */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The supervisor's wait while it holds the lock of a run of --queue
- * latest: the signals it collects (supervise.c) and, while it holds, a
+ * The supervisor's wait while it holds the lock: the signals it collects
+ * (supervise.c) and, while it holds, an operator's release --force or a
  * newer run's cancel (--cancel-running; the calls are lock-listen.c's).
  * One poll() waits for both: the signals, still blocked, are read from a
  * signalfd, as sigtimedwait() would take them, so that a cancel is heard
@@ -26,6 +26,7 @@
 #include "supervise-impl.h"
 
 static void	 supervise_cancel(struct supervisor *);
+static void	 supervise_forced(struct supervisor *);
 
 /* Listen if asked to, on a signalfd of what sigtimedwait() waited for. */
 void
@@ -83,8 +84,17 @@ supervise_listen_wait(struct supervisor *s, int64_t wake_ns)
 	if (poll(s->pfd, n, wait_ns == -1 ? -1 :
 	    (int)((wait_ns + 999999) / 1000000)) == -1)
 		return (-1);	/* EINTR */
-	if (is_listening && lock_listen_events(s->lock, s->pfd + 1, n - 1))
-		supervise_cancel(s);
+	if (is_listening)
+		switch (lock_listen_events(s->lock, s->pfd + 1, n - 1)) {
+		case LOCK_HEARD_FORCE:
+			supervise_forced(s);
+			break;
+		case LOCK_HEARD_CANCEL:
+			supervise_cancel(s);
+			break;
+		default:
+			break;
+		}
 	if (!(s->pfd[0].revents & POLLIN) ||
 	    read(s->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return (-1);
@@ -100,11 +110,28 @@ static void
 supervise_cancel(struct supervisor *s)
 {
 	s->is_cancelled = 1;
+	/* After the command's own end: its status stands (supervise_run). */
+	s->is_late_end = s->is_exited;
 	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	log_warnx("%s", lock_error(s->lock));
 	lock_listen_stop(s->lock);
 	s->cancel_kill_ns = clock_mono_ns() +
 	    clock_ms_to_ns(lock_cancel_grace_ms(s->lock));
+}
+
+/*
+ * An operator removed our hold (release --force): the lock is not ours
+ * any more, and the next holder may already run.  The loop's next turn
+ * tells the job at once, as for a lost lock (supervise_lose_due), and
+ * leaves the key alone at the end.
+ */
+static void
+supervise_forced(struct supervisor *s)
+{
+	s->is_forced = 1;
+	s->is_late_end = s->is_exited;
+	s->lost_not_owner = 1;
+	lock_listen_stop(s->lock);
 }
 
 /* The grace of a cancel is over: kill what is left of the job. */

@@ -84,6 +84,7 @@ static void	 supervise_renew(struct supervisor *, int64_t);
 static void	 supervise_wait(struct supervisor *, int64_t);
 /* lose */
 static void	 supervise_lose(struct supervisor *, const char *);
+static void	 supervise_lose_why(struct supervisor *, const char *);
 static void	 supervise_lose_due(struct supervisor *, int64_t);
 /* release, and back to the caller */
 static void	 supervise_release(struct supervisor *);
@@ -136,6 +137,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
 	supervise_audit(&s);
+	if (s.is_late_end)
+		return (s.code);
 	if (s.is_lost)
 		return (o->lost_exit_code);
 	if (s.is_cancelled)
@@ -451,14 +454,24 @@ supervise_wait(struct supervisor *s, int64_t now)
 static void
 supervise_lose(struct supervisor *s, const char *why)
 {
-	char	ago[32];
+	char	ago[32], line[1024];
+
+	duration_format((clock_mono_ns() - s->last_ok_ns) / 1000000, ago,
+	    sizeof(ago));
+	(void)snprintf(line, sizeof(line), "lock '%s' lost: %s; last "
+	    "confirmed %s ago", lock_name(s->lock), why, ago);
+	supervise_lose_why(s, line);
+}
+
+/* The lock is lost, as line says: tell the job, kill it when due. */
+static void
+supervise_lose_why(struct supervisor *s, const char *line)
+{
 	int64_t	now = clock_mono_ns(), kill_at;
 
 	s->is_lost = 1;
 	s->held_until_ns = now;
-	duration_format((now - s->last_ok_ns) / 1000000, ago, sizeof(ago));
-	log_warnx("lock '%s' lost: %s; last confirmed %s ago; sending SIG%s "
-	    "to the command", lock_name(s->lock), why, ago,
+	log_warnx("%s; sending SIG%s to the command", line,
 	    signame_name(s->opts->lost_signal));
 	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	kill_at = lock_valid_until_ns(s->lock);
@@ -476,6 +489,8 @@ supervise_lose_due(struct supervisor *s, int64_t now)
 {
 	char why[700];
 
+	if (s->is_forced && !s->is_lost)
+		supervise_lose_why(s, lock_error(s->lock));
 	if (!s->is_lost &&
 	    now >= lock_valid_until_ns(s->lock) - s->margin_ns) {
 		(void)snprintf(why, sizeof(why), "no renewal succeeded in "
@@ -505,15 +520,19 @@ supervise_release(struct supervisor *s)
 
 	if (s->tty_fd != -1)
 		(void)tcsetpgrp(s->tty_fd, getpgrp());
+	/*
+	 * Recorded while the lock is ours, so that no older order gets in
+	 * first; a cancel or force that came after the command's own end
+	 * changes nothing of what it did.
+	 */
+	if (s->opts->record_order >= 0 && s->code == 0 && s->code_sig == 0 &&
+	    (s->is_late_end || (!s->is_lost && !s->is_cancelled)) &&
+	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
+		log_warnx("%s", lock_error(s->lock));
 	if (s->lost_not_owner)
 		return;		/* someone else's lock now: hands off */
 	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
 		return;		/* expired: nothing of ours is left */
-	/* Recorded while the lock is ours: no older order gets in first. */
-	if (s->opts->record_order >= 0 && !s->is_lost && !s->is_cancelled &&
-	    s->code == 0 && s->code_sig == 0 &&
-	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
-		log_warnx("%s", lock_error(s->lock));
 	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
 	rest_ms = s->opts->min_hold_ms - held_ms;
 	if (!s->is_lost && rest_ms > 0) {

@@ -28,7 +28,7 @@ teardown() { stop_bg_jobs; }
 	wait_bg "$BG_PID"
 	assert_equal "$BG_STATUS" 75
 	((SECONDS < 5))
-	grep -q 'lost' "$BATS_TEST_TMPDIR/job.err"
+	grep -q "lock 'k' was force-released by $(hostname) (pid [0-9]*)" "$BATS_TEST_TMPDIR/job.err"
 	run -0 redlock-cli acquire k --json
 	(($(json_field fence) > fence))
 }

@@ -26,7 +26,7 @@ setup() {
 @test "status --json of a free lock prints held:false and exits 1" {
 	run --separate-stderr redlock-cli status k --json
 	assert_failure 1
-	assert_output '{"key":"k","held":false,"mode":"exclusive","queue":"any","waiting":0}'
+	assert_output '{"key":"k","held":false,"mode":"exclusive","queue":"any","waiting":0,"waiters":[]}'
 	[ -z "$stderr" ]
 }
 
@@ -120,7 +120,7 @@ setup() {
 	assert_success
 	# Issue 16: the mode and a "holders" array, in every mode.
 	assert_output --regexp \
-	    '^\{"key":"k","held":true,"mode":"exclusive","queue":"any","waiting":0,"token":"foreign-\.\.\.","ttl_ms":[0-9]+,"holders":\[\{"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}\]\}$'
+	    '^\{"key":"k","held":true,"mode":"exclusive","queue":"any","waiting":0,"waiters":\[\],"token":"foreign-\.\.\.","ttl_ms":[0-9]+,"holders":\[\{"token":"foreign-\.\.\.","ttl_ms":[0-9]+\}\]\}$'
 }
 
 @test "status does not show an earlier holder's metadata for a foreign lock" {
