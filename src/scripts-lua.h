@@ -338,7 +338,7 @@
 	"  else\n"							\
 	"    my_order, my_at = waiter_info(token)\n"			\
 	"  end\n"							\
-	"  if not queue_turn(token, free) then\n"			\
+	"  if not queue_turn(token, free, my_at) then\n"			\
 	"    waiter_note(token, now, lease)\n"				\
 	"    if free <= 0 then queue_cancel() end\n"			\
 	"    return busy(free > 0)\n"					\
@@ -350,17 +350,18 @@
 
 /*
  * A queued waiter's turn: when fewer waiters rank before it than there
- * are free slots.  Nothing more to do when one is let in.
+ * are free slots; of equal ranks, those that arrived before at.  Nothing
+ * more to do when one is let in.
  */
 #define LUA_QUEUE_TURN							\
-	"local function queue_turn(token, free)\n"			\
+	"local function queue_turn(token, free, at)\n"			\
 	"  local r = redis.call('ZSCORE', KEYS[4], token)\n"		\
 	"  local ahead = redis.call('ZCOUNT', KEYS[4], '-inf', '(' .. r)\n"\
 	"  if ahead >= free then return false end\n"			\
 	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], r, r))"\
 	" do\n"							\
-	"    local _, at = waiter_info(tok)\n"				\
-	"    if tok ~= token and at < my_at then ahead = ahead + 1 end\n"	\
+	"    local _, t = waiter_info(tok)\n"				\
+	"    if tok ~= token and t < at then ahead = ahead + 1 end\n"	\
 	"  end\n"							\
 	"  return ahead < free\n"					\
 	"end\n"							\

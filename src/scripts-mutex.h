@@ -72,12 +72,6 @@
 	"local function mode_wait(token, now)\n"			\
 	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
 	"end\n"							\
-	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
-	"local function mode_take(token, ttl, now, f, order, at)\n"	\
-	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
-	"  set_meta(f, now, order, at)\n"					\
-	"  redis.call('ZREM', KEYS[9], token)\n"			\
-	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
 	"  if cur == SHARED_MARK then return rd_drop(token) end\n"	\
 	"  if cur ~= token then return cur and -1 or 0 end\n"		\
@@ -121,6 +115,18 @@
 	"end\n"
 
 /*
+ * Taking it, for the acquire script only: the other scripts have no
+ * next_fence() and set_meta() for these to call.
+ */
+#define LUA_MUTEX_TAKE							\
+	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
+	"local function mode_take(token, ttl, now, f, order, at)\n"	\
+	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
+	"  set_meta(f, now, order, at)\n"				\
+	"  redis.call('ZREM', KEYS[9], token)\n"			\
+	"end\n"
+
+/*
  * The holder's metadata, from acquire's ARGV (see scripts-lua.h): also
  * its queue mode and rank (--order, else its arrival in us), which a
  * newer waiter of --queue latest compares with its own.
@@ -153,6 +159,7 @@ static const char lua_mutex_acquire[] =
 	"end\n"
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
+	LUA_MUTEX_TAKE
 	LUA_WAKE(9)
 	LUA_QUEUE_TURN
 	LUA_QUEUE

@@ -67,17 +67,6 @@
 	"  return {tok, m[1] or '', m[2] or '', m[3] or '', m[4] or '',"	\
 	" m[5] or '', m[6] or '', m[7] or '', m[8] or ''}\n"						\
 	"end\n"							\
-	"local function mode_take(token, ttl, now, f, order, at)\n"	\
-	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
-	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
-	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
-	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
-	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
-	"    ARGV[15] or '0', token .. ':queue', ARGV[11] or 'any',\n"	\
-	"    token .. ':order', order or '', token .. ':at', at or '',\n"	\
-	"    'limit', limit)\n"					\
-	"  keep(now)\n"						\
-	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
 	"  if redis.call('ZREM', KEYS[1], token) == 0 then return 0 end\n"\
 	"  redis.call('HDEL', KEYS[3], fields(token))\n"		\
@@ -108,14 +97,29 @@
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return removed\n"						\
 	"end\n"							\
-	"local function mode_wait(token, now) end\n"			\
-	"local function mode_fence(ttl) return next_fence(ttl) end\n"
+	"local function mode_wait(token, now) end\n"
+
+/* Taking a slot, for the acquire script only (see LUA_MUTEX_TAKE). */
+#define LUA_SEMAPHORE_TAKE						\
+	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
+	"local function mode_take(token, ttl, now, f, order, at)\n"	\
+	"  redis.call('ZADD', KEYS[1], now + ttl, token)\n"		\
+	"  redis.call('HSET', KEYS[3], token .. ':fence', f,\n"	\
+	"    token .. ':host', ARGV[3], token .. ':pid', ARGV[4],\n"	\
+	"    token .. ':command', ARGV[5], token .. ':since', acquired_at(now),\n"\
+	"    token .. ':ttl', ARGV[2], token .. ':listens',\n"		\
+	"    ARGV[15] or '0', token .. ':queue', ARGV[11] or 'any',\n"	\
+	"    token .. ':order', order or '', token .. ':at', at or '',\n"	\
+	"    'limit', limit)\n"					\
+	"  keep(now)\n"						\
+	"end\n"
 
 static const char lua_semaphore_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_SEMAPHORE_MODE(7)
+	LUA_SEMAPHORE_TAKE
 	LUA_WAKE(9)
 	LUA_QUEUE_TURN
 	LUA_QUEUE

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # release KEY --force (issue 17): an operator removes whoever holds KEY,
 # one stderr line per holder removed; the fence counter and the waiters
-# stay; a removed run stops its command at its next renewal (75).
+# stay; a removed run hears it at once (the force leaves it a note where it
+# listens) and stops its command (75), unless that command had already
+# exited, whose status then stands.
 
 load helpers
 
@@ -80,4 +82,30 @@ teardown() { stop_bg_jobs; }
 	run -0 redlock-cli acquire k
 	REDLOCK_TOKEN=other run -0 redlock-cli release k --force
 	refute_key main k
+}
+
+@test "release --force stops a holding run at once, not at its next renewal, and the run names who forced it" {
+	local t0 elapsed
+	start_bg job run k -t 30s -- sleep 60
+	wait_until key_exists main k
+	sleep 0.3	# listening by now
+	t0=$(now_ms)
+	run -0 --separate-stderr redlock-cli release k --force
+	wait_bg "$BG_PID"
+	elapsed=$(($(now_ms) - t0))
+	assert_equal "$BG_STATUS" 75
+	# A renewal comes every 10 s at this TTL: the event must come first.
+	((elapsed < 1500)) || fail "the run exited $elapsed ms after the force"
+	grep -qx "redlock-cli: lock 'k' was force-released by $(hostname) (pid [0-9]*); sending SIGTERM to the command" \
+	    "$BATS_TEST_TMPDIR/job.err" || fail "$(cat "$BATS_TEST_TMPDIR/job.err")"
+}
+
+@test "a release --force after the command itself exited keeps its exit status" {
+	start_bg job run k -t 30s -- sh -c "(exec >/dev/null 2>&1; $(hold_until_cmd "$BATS_TEST_TMPDIR/stop")) & exit 4"
+	wait_until key_exists main k
+	sleep 0.3
+	run -0 --separate-stderr redlock-cli release k --force
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 4
+	touch "$BATS_TEST_TMPDIR/stop"
 }

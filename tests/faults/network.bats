@@ -172,3 +172,29 @@ server_has_waiter() {
 	assert_equal "$BG_STATUS" 143
 	[ ! -e "$D/ran" ]
 }
+
+@test "a command never starts with less than the safety margin left: a slow check after the take gives the lock back" {
+	# Every round trip takes about 440 ms: the take leaves 1 s - 440 ms
+	# of validity, and the --skip-outdated check after it leaves less
+	# than the 250 ms margin.  The lock goes back, the attempt is tried
+	# again within -w, and run fails with one line that says why.
+	proxy_mode p delay 220
+	run --separate-stderr redlock-cli -u "$URL" run k -t 1s -w 2s \
+	    --order 5 --skip-outdated -- touch "$D/ran"
+	assert_failure 69
+	[ ! -e "$D/ran" ] || fail "the command started with too little validity"
+	[[ $stderr =~ ^"redlock-cli: lock 'k': taken too late to be used: the servers took "[0-9.]+m?s", leaving less than the 250ms safety margin of its validity"$ ]] ||
+	    fail "stderr: $stderr"
+	proxy_mode p pass
+	assert_equal "$(rcli net EXISTS k)" 0
+}
+
+@test "a take slower than the whole TTL fails with a line that says why, never an empty one" {
+	proxy_mode p delay 750
+	run --separate-stderr redlock-cli -u "$URL" run k -t 1s -w 1s \
+	    --order 5 --skip-outdated -- touch "$D/ran"
+	assert_failure 69
+	[ ! -e "$D/ran" ]
+	[[ $stderr =~ ^"redlock-cli: "[a-z].+ ]] || fail "stderr: '$stderr'"
+	[ "$(printf '%s\n' "$stderr" | wc -l)" = 1 ]
+}
