@@ -239,8 +239,10 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	 * readers out, and status shows every waiter); -n does not, so it
 	 * leaves nothing behind. */
 	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
-	/* The queue's are read only by an attempt that may wait. */
-	a->argc = l->spec.wait_ms != 0 ? LOCK_ATTEMPT_ARGC : 10;
+	/* The queue's are read only by an attempt that may wait, or a
+	 * probe that must not jump a queue. */
+	a->argc = l->spec.wait_ms != 0 || l->spec.is_fair ? LOCK_ATTEMPT_ARGC :
+	    10;
 	if (a->argc > 10)
 		lock_queue_args(l, &a->argv[10]);
 }

@@ -378,7 +378,8 @@
  *   lease ms (0: -n, the caller will not wait), ARGV[11] to ARGV[14] and
  *   ARGV[16] the queue's (LUA_QUEUE), ARGV[15] '1' if the holder listens
  *   for cancels (a run of --queue latest), else '0'.  A probe (-n) sends
- *   ARGV[1..10] only: it never joins, supersedes or cancels anyone.
+ *   ARGV[8] and ARGV[10] '0': it never joins, supersedes or cancels
+ *   anyone, and does not take a lock that a queue's waiters wait for.
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
@@ -414,6 +415,10 @@
 	"  if refused then return refused end\n"			\
 	"elseif free <= 0 then\n"					\
 	"  return busy(false)\n"					\
+	/* A probe of a queue (-n) does not jump it, nor join it. */	\
+	"elseif lease == 0 and (ARGV[11] or 'any') ~= 'any' and"	\
+	" redis.call('ZCOUNT', KEYS[5], '(' .. server_now(), '+inf') > 0 then\n"\
+	"  return busy(true)\n"					\
 	"elseif lease < 0 then\n"					\
 	"  queue_drop(token)\n"					\
 	"end\n"							\

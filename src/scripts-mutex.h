@@ -151,7 +151,7 @@ static const char lua_mutex_acquire[] =
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_MUTEX_SET_META
-	"if ARGV[8] == '0' and\n"
+	"if ARGV[8] == '0' and (ARGV[11] or 'any') == 'any' and\n"
 	"    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
 	"  local f = next_fence(tonumber(ARGV[2]))\n"
 	"  set_meta(f, nil, ARGV[12] ~= '' and ARGV[12] or nil)\n"

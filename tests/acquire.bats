@@ -322,8 +322,9 @@ script_calls() {
 	run -0 redlock-cli acquire k --json
 	[ "$(rcli main HGET '{k}:meta' token)" = "$(json_field token | tr -d '"')" ]
 	(($(rcli main HGET '{k}:meta' fence) > first_fence))
-	# token fence host pid command since ttl, and listens (queues.bats)
-	[ "$(rcli main HLEN '{k}:meta')" = 8 ]
+	# token fence host pid command since ttl, listens, and the queue's
+	# mode and rank: queue order at (queue-promises.bats)
+	[ "$(rcli main HLEN '{k}:meta')" = 11 ]
 	[ "$(rcli main HGET '{k}:meta' listens)" = 0 ]
 }
 
