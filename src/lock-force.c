@@ -3,8 +3,9 @@
  * release --force: an operator removes whoever holds a lock (every slot
  * of a semaphore), ours or not, a foreign client's included.  The mode's
  * force script does it atomically on each server; the fence counter and
- * the waiters stay, and one waiter is woken.  A removed run finds out at
- * its next renewal (not owner) and stops its command.
+ * the waiters stay, and one waiter is woken.  A removed run hears it at
+ * once, from the note the script leaves in its cancel key
+ * (lock-listen.c), and stops its command.
  */
 
 #include <stdio.h>

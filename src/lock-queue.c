@@ -251,7 +251,7 @@ lock_done_call(struct lock *l, int64_t order, int is_record)
 	return (rc);
 }
 
-/* Whether an order of at least order already ran on this lock. */
+/* Whether an order greater than order already ran on this lock. */
 int
 lock_outdated(struct lock *l, int64_t order)
 {

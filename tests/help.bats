@@ -59,7 +59,7 @@ EOF
                           (default: any)
       --order N           rank waiters by N, not by arrival (e.g. a pipeline id)
       --cancel-running[=GRACE]
-                          stop the running holder, SIGKILL after GRACE
+                          stop an older running holder, SIGKILL after GRACE
                           (default: 10s)
 EOF
 		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
@@ -123,9 +123,9 @@ EOF
       --queue MODE        how waiters queue: any, fifo (by arrival) or latest
                           (default: any)
       --order N           rank waiters by N, not by arrival (e.g. a pipeline id)
-      --skip-outdated     exit 81 if an order >= N already ran (needs --order)
+      --skip-outdated     exit 81 if an order > N already ran (needs --order)
       --cancel-running[=GRACE]
-                          stop the running holder, SIGKILL after GRACE
+                          stop an older running holder, SIGKILL after GRACE
                           (default: 10s)
       --superseded-exit-code N
                           exit status when a newer waiter came first
