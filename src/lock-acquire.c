@@ -43,7 +43,7 @@ static int
 lock_is_reply(const redisReply *r)
 {
 	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
-	    (r->elements == 2 || r->elements == 7) &&
+	    (r->elements == 2 || r->elements == 7 || r->elements == 8) &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER &&
 	    r->element[1]->type == REDIS_REPLY_INTEGER);
 }
@@ -256,8 +256,14 @@ lock_note_holder(struct lock *l, const redisReply *r)
 	char			*s[5], *end;
 	size_t			 i;
 
-	if (r->elements != 7)
+	if (r->elements < 7)
 		return;
+	e = r->elements == 8 ? r->element[7] : NULL;
+	if (e != NULL && e->type == REDIS_REPLY_STRING && e->len == 2 &&
+	    memcmp(e->str, "no", 2) == 0 && !l->said_no_cancel) {
+		l->said_no_cancel = 1;
+		l->holder_changed = 1;	/* -v says it with the holder */
+	}
 	for (i = 0; i < 5; i++) {
 		e = r->element[2 + i];
 		if (e->type != REDIS_REPLY_STRING)
@@ -367,7 +373,11 @@ lock_say_waiting(struct lock *l)
 		return;
 	l->holder_changed = 0;
 	lock_describe_holder(l, desc, sizeof(desc));
-	log_info("waiting for lock '%s', held by %s", l->spec.key, desc);
+	log_info("waiting for lock '%s', held by %s%s", l->spec.key, desc,
+	    l->said_no_cancel == 1 ? ", which --cancel-running does not stop "
+	    "(not an older run of --queue latest)" : "");
+	if (l->said_no_cancel == 1)
+		l->said_no_cancel = 2;	/* once */
 }
 
 /*

@@ -125,6 +125,7 @@ struct lock {
 	int		 cannot_block;	/* server without fractional BZPOPMIN */
 	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
+	int		 said_no_cancel;	/* -v: 1 to say, 2 said */
 	struct lock_failure fail;	/* the operation's */
 	struct lock_failure round;	/* the last round's servers' */
 };

@@ -256,10 +256,11 @@
 	"  local pid, host = string.match(by or '', '^(%S+) (.*)$')\n"	\
 	"  return {2, 0, '', host or '', pid or '', order or '', ''}\n"	\
 	"end\n"							\
-	"local function queue_keep(lease)\n"				\
-	"  for _, k in ipairs({KEYS[4], KEYS[5], who}) do\n"		\
-	"    redis.call('PEXPIRE', k, lease * 2)\n"			\
-	"  end\n"							\
+	/* A queue's keys outlive the last lease that refreshed them. */	\
+	"local function queue_keep(lease, queued)\n"			\
+	"  redis.call('PEXPIRE', KEYS[5], lease * 2)\n"		\
+	"  redis.call('PEXPIRE', who, lease * 2)\n"			\
+	"  if queued then redis.call('PEXPIRE', KEYS[4], lease * 2) end\n"\
 	"end\n"							\
 	/* b is newer than a: a higher rank, or the same, arriving later */\
 	"local function newer(ra, aa, rb, ab)\n"			\
@@ -276,7 +277,7 @@
 	"    redis.call('HSET', who, token, me)\n"			\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"  queue_keep(lease)\n"					\
+	"  queue_keep(lease, ARGV[8] ~= '0' and ARGV[8] ~= '-1')\n"	\
 	"end\n"							\
 	"local function queue_join(token, now, lease)\n"		\
 	"  waiter_note(token, now, lease)\n"				\
@@ -304,17 +305,24 @@
 	"    end\n"							\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
+	"  redis.call('PEXPIRE', KEYS[4], lease * 2)\n"		\
 	"  redis.call('HSET', who, '', ARGV[11])\n"			\
 	"  return nil\n"						\
 	"end\n"
 
 #define LUA_QUEUE							\
 	LUA_QUEUE_JOIN							\
+	/* cancel_said: '' none asked, 'no' the holder is not one to	\
+	 * cancel (the waiter waits, -v says so), 'sent' */		\
+	"local cancel_said = ''\n"					\
 	"local function queue_cancel()\n"				\
 	"  local h = mode_holder()\n"					\
-	"  if ARGV[13] == '' or h[1] == '' or h[6] ~= '1' or not newer("	\
+	"  if ARGV[13] == '' or h[1] == '' then return end\n"		\
+	"  cancel_said = 'no'\n"					\
+	"  if h[6] ~= '1' or not newer("				\
 	"rank_of(h[8], tonumber(h[9]) or 0), tonumber(h[9]) or 0,"	\
 	" rank_of(my_order, my_at), my_at) then return end\n"		\
+	"  cancel_said = 'sent'\n"					\
 	"  queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' .."	\
 	" (my_order or '-') .. ' ' .. me, -1)\n"			\
 	"end\n"							\
@@ -383,7 +391,8 @@
  *   returns {1, fence} when held (newly, or already by this same token,
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
- *   then that holder's token, host, pid, command and since}, or {2, ...}
+ *   then that holder's token, host, pid, command and since, and whether
+ *   --cancel-running asked it to stop (LUA_QUEUE)}, or {2, ...}
  *   when superseded (LUA_QUEUE).
  * Races closed: the fence is taken in the same atomic step as the take
  * (next_fence), so successive holders never see the same or a lower fence,
@@ -408,7 +417,8 @@
 	"    waiter_note(token, now, tonumber(ARGV[10]))\n"		\
 	"  end\n"							\
 	"  local h = mode_holder()\n"					\
-	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5]}\n"\
+	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5],"	\
+	" cancel_said}\n"						\
 	"end\n"							\
 	"if lease > 0 then\n"						\
 	"  local refused = queue_admit(token, now, lease, free, busy)\n"\

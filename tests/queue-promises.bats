@@ -109,6 +109,17 @@ until_stop() { hold_until_cmd "$D/stop"; }
 	[ -e "$D/newer-ran" ]
 }
 
+@test "--cancel-running does not interrupt a manual acquire: the waiter waits for it, and -v says so" {
+	run -0 redlock-cli acquire k -t 30s
+	local tok=$output
+	run --separate-stderr redlock-cli -v run k --queue latest --order 3 --cancel-running=100ms -w 1s -- touch "$D/ran"
+	assert_failure 1
+	[ ! -e "$D/ran" ]
+	[[ $stderr == *"waiting for lock 'k', held by "*", which --cancel-running does not stop (not an older run of --queue latest)"* ]] ||
+	    fail "stderr: $stderr"
+	assert_equal "$(rcli main GET k)" "$tok"
+}
+
 @test "equal orders: the later arrival is the newer one, on every try" {
 	local i first second
 	for i in 1 2 3; do

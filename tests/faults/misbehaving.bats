@@ -165,7 +165,7 @@ acquire_case() {
 	expect 76 "$S: unexpected reply to status: expected array of holders, metadata, count, limit, waiters, mode and queue, got integer" \
 	    status k
 	CASE='status-holder'
-	bad_start -r $'*7\r\n*1\r\n*2\r\n:1\r\n:1\r\n*0\r\n:1\r\n:0\r\n:0\r\n$9\r\nexclusive\r\n$3\r\nany\r\n'
+	bad_start -r $'*8\r\n*1\r\n*2\r\n:1\r\n:1\r\n*0\r\n:1\r\n:0\r\n:0\r\n$9\r\nexclusive\r\n$3\r\nany\r\n*0\r\n'
 	expect 76 "$S: unexpected reply to status: expected token and TTL for each holder, got array" \
 	    status k
 }
