@@ -477,12 +477,27 @@
 	"local now = 0\n"						\
 	"if MODE_NEEDS_TIME or lease > 0 then now = server_now() end\n"\
 	"if mode_prepare(now) then return clash() end\n"		\
+	/* Its place back at the arrival it had, as the take stored it	\
+	 * (a mutex's fields, or a semaphore slot's). */		\
+	"local rank_order, rank_at\n"					\
+	"if lease > 0 then\n"						\
+	"  local m = redis.call('HMGET', KEYS[3], 'token', 'order', 'at',"	\
+	" token .. ':order', token .. ':at')\n"			\
+	"  if m[1] == token then rank_order, rank_at = m[2], m[3]\n"	\
+	"  else rank_order, rank_at = m[4], m[5] end\n"		\
+	"end\n"							\
 	"local done = mode_drop(token, now)\n"			\
 	/* A take that left slots free woke the next waiter: not now. */\
 	"if done == 1 and mode_room(now) > 1 then\n"			\
 	"  redis.call('ZREM', KEYS[6], 'go')\n"			\
 	"end\n"							\
-	"if done == 1 and lease > 0 then queue_join(token, now, lease) end\n"\
+	"if done == 1 and lease > 0 then\n"				\
+	"  if rank_at and rank_at ~= '' then\n"			\
+	"    redis.call('HSETNX', who, 'w:' .. token, (rank_order ~= '' and"	\
+	" rank_order or '-') .. ' ' .. rank_at .. ' ' .. ARGV[16])\n"	\
+	"  end\n"							\
+	"  queue_join(token, now, lease)\n"				\
+	"end\n"							\
 	"return done\n"
 
 /*
