@@ -18,9 +18,10 @@
  *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
  *
  * Every key expires (bounded footprint): the lock and a queue's keys
- * with their own TTLs, the fence counter, the metadata and the wake keys
+ * with their own TTLs, the metadata and the wake keys at the release or
  * LUA_LINGER_MS after the lock's TTL or the wake-up, so nothing of a name
- * that nobody holds or waits for is left 10 s after its last TTL.
+ * that nobody holds or waits for is left 10 s after its last TTL but the
+ * fence counter, which lives 7 days more (LUA_NEXT_FENCE).
  *
  * Every mode defines the same Lua functions, which the shared bodies call:
  *   mode_check()       whether KEYS[1] has the wrong type, without writing
@@ -39,7 +40,7 @@
  *   mode_wait(token, now)  a refused caller that will wait: note it
  *                      (a writer's intent keeps new readers out)
  *   mode_fence(ttl)    the fence of a new holder: next_fence(ttl), or
- *                      for a reader the counter as it is
+ *                      for a reader read_fence(ttl)
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -82,25 +83,43 @@
 	"end\n"
 
 /*
- * The next fence: one more than the counter.  The counter expires
- * LUA_LINGER_MS after the TTL of the last take (every take and renewal
- * sets it), so that a name nobody uses leaves nothing behind, also when a
- * long TTL came before short ones.  A counter that does not exist starts
- * from the server's time in ms: above every fence given before as long as
- * the server's clock has not stepped back by more than the time the
- * counter was gone, and the name was taken less than once a millisecond
- * on average while it lived.  The clock is asked only then: INCR and
- * PEXPIRE are every other take's two calls.  ttl: the lock's, in ms.
+ * The fence counter (KEYS[2]) lives LUA_FENCE_KEEP_MS after the name's
+ * last take (every take and renewal sets it, as raise_fence does), so
+ * that fences never go back within a week of idleness, however fast the
+ * name was taken, and a name nobody uses still leaves nothing behind for
+ * ever.  A counter that does not exist starts from the server's clock in
+ * microseconds: above every fence that the counter it replaces gave, as
+ * long as the clock has not stepped back by more than the 7 days it was
+ * gone (no server takes a lock a microsecond, so a counter never runs
+ * ahead of the clock that started it), and above a counter started from
+ * the clock in milliseconds.  The clock is asked only then.
+ *   fence_start(ttl): a new counter, its value; next_fence(ttl): one more
+ *   than the counter (an exclusive take, or a slot); read_fence(ttl):
+ *   the counter as it is (a reader, who needs no new fence: the next
+ *   exclusive take's INCR is larger), never 0.  ttl: the lock's, in ms.
  */
+#define LUA_FENCE_KEEP_MS	"604800000"
+
 #define LUA_NEXT_FENCE							\
+	"local function fence_start(ttl)\n"				\
+	"  local t = redis.call('TIME')\n"				\
+	"  local f = t[1] * 1000000 + t[2]\n"				\
+	"  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX',"	\
+	" ttl + " LUA_FENCE_KEEP_MS ")\n"				\
+	"  return f\n"							\
+	"end\n"							\
 	"local function next_fence(ttl)\n"				\
 	"  local f = redis.call('INCR', KEYS[2])\n"			\
-	"  if f == 1 then\n"						\
-	"    f = server_now()\n"					\
-	"    redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
-	"  else\n"							\
-	"    redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
-	"  end\n"							\
+	"  if f == 1 then return fence_start(ttl) end\n"		\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
+	"  return f\n"							\
+	"end\n"							\
+	/* INCRBY 0, not GET: a counter that is not a number fails as
+	 * next_fence's INCR does, rather than being started anew. */	\
+	"local function read_fence(ttl)\n"				\
+	"  local f = redis.call('INCRBY', KEYS[2], 0)\n"		\
+	"  if f < 1 then return fence_start(ttl) end\n"		\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  return f\n"							\
 	"end\n"
 
@@ -397,7 +416,9 @@
  * here.  See lock-acquire.c for why that keeps fences strictly increasing.
  *   ARGV[1] token, ARGV[2] fence, ARGV[3] limit
  *   returns 1 when the counter is now at least the fence, 0 if not held.
- *   The counter set expires with the lock here, as next_fence's does.
+ *   The counter lifted lives as next_fence's does (LUA_FENCE_KEEP_MS
+ *   after the lock's TTL here), so a majority that lacks the server whose
+ *   clock started the highest counter never restarts below it.
  */
 #define LUA_RAISE_FENCE_BODY						\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
@@ -406,7 +427,8 @@
 	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"\
 	" then\n"							\
 	"  redis.call('SET', KEYS[2], ARGV[2], 'PX',"			\
-	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_LINGER_MS ")\n"\
+	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_FENCE_KEEP_MS\
+	")\n"								\
 	"end\n"							\
 	"mode_set_fence(ARGV[1], ARGV[2])\n"				\
 	"return 1\n"

@@ -2,10 +2,10 @@
 /*
  * The mutex's scripts (one holder): KEYS[1] is a string, the holder's
  * token, with the lock's TTL as its own, so any client's SET NX PX on the
- * same key excludes us and is excluded.  Its metadata hash and the fence
- * counter expire LUA_LINGER_MS after the lock's TTL (every take and
- * renewal sets both), so a lock that expires leaves nothing behind; release
- * deletes the hash at once.  After an expiry the hash's "token" field no
+ * same key excludes us and is excluded.  Its metadata hash expires
+ * LUA_LINGER_MS after the lock's TTL, the fence counter LUA_FENCE_KEEP_MS
+ * after it (every take and renewal sets both), so a lock that expires
+ * leaves nothing behind but the counter; release deletes the hash at once.  After an expiry the hash's "token" field no
  * longer matches the lock, and status ignores it.  Included by
  * scripts-lua.h only, after scripts-shared.h.
  *
@@ -50,7 +50,7 @@
 	"end\n"							\
 	"local function keep(ttl)\n"					\
 	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
-	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  redis.call('PEXPIRE', KEYS[3], ttl + " LUA_LINGER_MS ")\n"	\
 	"end\n"							\
 	"local function mode_mine(token, ttl, now)\n"			\
@@ -132,7 +132,7 @@
 
 /*
  * A free mutex taken by an unfair caller, the case that matters for speed,
- * costs six calls: SET NX PX, then GET, TIME and SET PX of the fence, HSET
+ * costs five calls: SET NX PX, then INCR and PEXPIRE of the fence, HSET
  * and PEXPIRE of the metadata; everything else takes the shared path.
  */
 static const char lua_mutex_acquire[] =

@@ -5,9 +5,8 @@
  * each holder's metadata fields in KEYS[3] are prefixed by its token.
  * Every script first drops the holders whose expiry passed, with their
  * metadata, and the keys live as long as their last holder (the fence
- * counter LUA_LINGER_MS longer).  The hash also keeps the limit the last
- * holder took a slot with, for list.  Included by
- * scripts-lua.h only.
+ * counter LUA_FENCE_KEEP_MS longer).  The hash also keeps the limit the
+ * last holder took a slot with, for list.  Included by scripts-lua.h only.
  */
 
 #ifndef SCRIPTS_SEMAPHORE_H
@@ -26,7 +25,7 @@
 	"    local ms = math.max(1, tonumber(last[2]) - now)\n"		\
 	"    redis.call('PEXPIRE', KEYS[1], ms)\n"			\
 	"    redis.call('PEXPIRE', KEYS[3], ms)\n"			\
-	"    redis.call('PEXPIRE', KEYS[2], ms + " LUA_LINGER_MS ")\n"	\
+	"    redis.call('PEXPIRE', KEYS[2], ms + " LUA_FENCE_KEEP_MS ")\n"\
 	"  end\n"							\
 	"end\n"							\
 	"local function mode_check()\n"				\

@@ -196,8 +196,9 @@
 
 /*
  * The shared mode's functions (see scripts-lua.h).  A reader's fence is
- * the counter as it is (no INCR): the next exclusive holder's INCR is
- * larger than every earlier reader's.  With --queue any, a waiting writer
+ * the counter as it is (no INCR; read_fence), started anew if it has
+ * expired: the next exclusive holder's INCR is larger than every earlier
+ * reader's.  With --queue any, a waiting writer
  * (KEYS[9]) keeps new readers out; queued, the queue's order decides
  * (LUA_SHARED_QUEUE_TURN).  take: true for the acquire script only
  * (RD_TAKE: mode_prepare() does not prune there).
@@ -252,9 +253,7 @@
 	"end\n"							\
 	/* A reader gets the fence as it is: only an exclusive take
 	 * makes a new one. */						\
-	"local function mode_fence(ttl)\n"				\
-	"  return tonumber(redis.call('GET', KEYS[2])) or 0\n"		\
-	"end\n"							\
+	"local function mode_fence(ttl) return read_fence(ttl) end\n"	\
 	"local mode_take = rd_take\n"					\
 	"local function mode_drop(token, now)\n"			\
 	"  if cur ~= SHARED_MARK then return cur and -1 or 0 end\n"	\
@@ -310,7 +309,7 @@
 	"    local now = server_now()\n"				\
 	"    if (cur == false or not redis.call('ZSCORE', KEYS[7], ARGV[1])) and\n"\
 	"        not rd_first_writer(now)[1] then\n"			\
-	"      local f = tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
+	"      local f = read_fence(tonumber(ARGV[2]))\n"		\
 	"      rd_take(ARGV[1], tonumber(ARGV[2]), now, f)\n"		\
 	"      return {1, f}\n"						\
 	"    end\n"							\
@@ -334,6 +333,7 @@
 
 static const char lua_shared_acquire[] =
 	LUA_SERVER_NOW
+	LUA_NEXT_FENCE
 	LUA_SHARED_KEEP
 	LUA_SHARED_TAKE
 	LUA_SHARED_FAST_TAKE
