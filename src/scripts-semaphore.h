@@ -5,8 +5,9 @@
  * each holder's metadata fields in KEYS[3] are prefixed by its token.
  * Every script first drops the holders whose expiry passed, with their
  * metadata, and the keys live as long as their last holder (the fence
- * counter LUA_FENCE_KEEP_MS longer).  The hash also keeps the limit the
- * last holder took a slot with, for list.  Included by scripts-lua.h only.
+ * counter LUA_FENCE_KEEP_MS longer); the last release deletes the hash.
+ * The hash also keeps the limit the last holder took a slot with, for
+ * list.  Included by scripts-lua.h only.
  */
 
 #ifndef SCRIPTS_SEMAPHORE_H
@@ -77,6 +78,10 @@
 	"local function mode_drop(token, now)\n"			\
 	"  if redis.call('ZREM', KEYS[1], token) == 0 then return 0 end\n"\
 	"  redis.call('HDEL', KEYS[3], fields(token))\n"		\
+	/* The last one: the limit goes too, nothing is left. */	\
+	"  if redis.call('EXISTS', KEYS[1]) == 0 then\n"		\
+	"    redis.call('DEL', KEYS[3])\n"				\
+	"  end\n"							\
 	"  return 1\n"							\
 	"end\n"							\
 	"local function mode_stored_ttl(token)\n"			\
