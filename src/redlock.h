@@ -514,7 +514,8 @@ int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
 int	 lock_status(struct lock *, struct lock_state *);
-int	 lock_force_release(struct lock *, struct lock_holder **, size_t *);
+int	 lock_force_release(struct lock *, struct lock_holder **, size_t *,
+	     size_t *);
 void	 lock_state_free(struct lock_state *);
 void	 lock_holders_free(struct lock_holder *, size_t);
 const char *lock_error(const struct lock *);

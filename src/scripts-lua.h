@@ -434,13 +434,41 @@
 	"return 1\n"
 
 /*
+ * What mode_drop_all() of a sorted set of holders z (a semaphore's slots,
+ * the readers of a shared lock) answers, their metadata "<token>:field"
+ * in hash meta: at most LUA_FORCE_MAX of them, so that the reply stays
+ * within the client's bounds however many held, and for the rest one
+ * entry {'', 'more', N}, whose empty token is no holder's.  The caller
+ * deletes the keys.
+ */
+#define LUA_FORCE_MAX	"1000"
+
+#define LUA_DROP_LIST							\
+	"local function drop_list(z, meta)\n"				\
+	"  local removed = {}\n"					\
+	"  for _, tok in ipairs(redis.call('ZRANGE', z, 0, "		\
+	LUA_FORCE_MAX " - 1)) do\n"					\
+	"    local m = redis.call('HMGET', meta, tok .. ':host',"	\
+	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
+	"    removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
+	" m[3] or '', m[4] or ''}\n"					\
+	"  end\n"							\
+	"  local rest = redis.call('ZCARD', z) - #removed\n"		\
+	"  if rest > 0 then\n"						\
+	"    removed[#removed + 1] = {'', 'more', tostring(rest), '', ''}\n"\
+	"  end\n"							\
+	"  return removed\n"						\
+	"end\n"
+
+/*
  * force: an operator's release (release --force): remove every holder,
  * whoever it is, and wake a waiter.  The fence counter stays (so the
  * removed holder's late writes are refused by fencing), and so do the
  * waiters in the queue.
  *   ARGV[1] prefix of per-waiter wake keys
  *   returns {{token, host, pid, command, since}, ...}: each holder
- *   removed ('' where unknown: a foreign client's lock), {} if none.
+ *   removed ('' where unknown: a foreign client's lock), {} if none; at
+ *   most LUA_FORCE_MAX, then {'', 'more', N} (LUA_DROP_LIST).
  */
 #define LUA_FORCE_BODY							\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\

@@ -105,13 +105,7 @@
 	"  if not cur then return {} end\n"				\
 	/* Every reader goes too, and so does their marker. */		\
 	"  if cur == SHARED_MARK then\n"				\
-	"    local removed = {}\n"					\
-	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do\n"\
-	"      local m = redis.call('HMGET', KEYS[8], tok .. ':host',"	\
-	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
-	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
-	" m[3] or '', m[4] or ''}\n"					\
-	"    end\n"							\
+	"    local removed = drop_list(KEYS[7], KEYS[8])\n"		\
 	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
 	"    return removed\n"						\
 	"  end\n"							\
@@ -187,6 +181,7 @@ static const char lua_mutex_raise_fence[] =
 static const char lua_mutex_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_DROP_LIST
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(1)

@@ -97,15 +97,7 @@
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f)\n"		\
 	"end\n"							\
 	"local function mode_drop_all()\n"				\
-	"  local removed = {}\n"					\
-	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"\
-	"    local m = {tok}\n"					\
-	"    for _, f in ipairs({'host', 'pid', 'command', 'since'}) do\n"\
-	"      m[#m + 1] = redis.call('HGET', KEYS[3], tok .. ':' .. f)"	\
-	" or ''\n"							\
-	"    end\n"							\
-	"    removed[#removed + 1] = m\n"				\
-	"  end\n"							\
+	"  local removed = drop_list(KEYS[1], KEYS[3])\n"		\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return removed\n"						\
 	"end\n"							\
@@ -151,6 +143,7 @@ static const char lua_semaphore_raise_fence[] =
 static const char lua_semaphore_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_DROP_LIST
 	LUA_SEMAPHORE_MODE(2)
 	LUA_WAKE(1)
 	LUA_FORCE_BODY;
