@@ -452,15 +452,27 @@ lock_call_keys(struct lock *l, struct script *s, int nargs,
 
 /*
  * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
- * lock the caller takes it for: say so in the caller's terms.
+ * lock the caller takes it for, and "REDLOCK-LIMIT <N>" when a semaphore
+ * is held with another limit than the caller's: say so in the caller's
+ * terms.
  */
 static void
 lock_type_clash(struct lock *l)
 {
 	const char	*p = strstr(l->fail.text, ": REDLOCK-TYPE ");
+	const char	*lim = strstr(l->fail.text, ": REDLOCK-LIMIT ");
 	char		 kind[32];
 	int		 code;
 
+	if (lim != NULL && p == NULL) {
+		log_sanitize(kind, sizeof(kind), lim + 16, strcspn(lim + 16,
+		    " ;"));
+		lock_failed(l, EXIT_USAGE, "lock '%s' is a semaphore of %s "
+		    "slots: --limit %lld does not match it", l->spec.key, kind,
+		    (long long)l->spec.limit);
+		l->fail.type_clash = EXIT_USAGE;
+		return;
+	}
 	if (p == NULL)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));

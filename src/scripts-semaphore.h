@@ -104,11 +104,31 @@
 	"local function mode_wait(token, now) end\n"			\
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"
 
+/*
+ * A take's limit must be the one the semaphore is held with (stored in
+ * its hash by every take): a --limit 3 on a 2-slot semaphore would take a
+ * third slot that its other holders do not expect.  It fails with
+ * "REDLOCK-LIMIT <stored>" (lock.c says it in the caller's terms); a
+ * semaphore that nobody holds any more takes any limit.
+ */
+#define LUA_SEMAPHORE_LIMIT						\
+	"local prepare_slots = mode_prepare\n"				\
+	"local function mode_prepare(now)\n"				\
+	"  if prepare_slots(now) then return true end\n"		\
+	"  local stored = tonumber(redis.call('HGET', KEYS[3], 'limit'))\n"\
+	"  if stored and stored ~= limit and"				\
+	" redis.call('EXISTS', KEYS[1]) == 1 then\n"			\
+	"    error({err = 'REDLOCK-LIMIT ' .. stored})\n"		\
+	"  end\n"							\
+	"  return false\n"						\
+	"end\n"
+
 static const char lua_semaphore_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_SEMAPHORE_MODE(7)
+	LUA_SEMAPHORE_LIMIT
 	LUA_WAKE(9)
 	LUA_QUEUE_TURN
 	LUA_QUEUE
