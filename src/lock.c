@@ -212,10 +212,19 @@ lock_holder_clear(struct lock_holder *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* Whether the last busy attempt was a reader kept out by a waiting writer. */
+int
+lock_busy_writer(const struct lock *l)
+{
+	return (l->busy.writer);
+}
+
 /*
  * Who held the lock at the last busy attempt, for messages: "HOST pid P
  * (COMMAND, since HH:MM:SS, 25s left)", or "another owner" when the holder
  * left no metadata (a foreign client, or one from before it was kept).
+ * For a reader kept out by a waiting writer (lock_busy_writer()), the
+ * writer: "HOST pid P (waiting since HH:MM:SS)", or "" when unknown.
  */
 void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
@@ -225,6 +234,18 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	struct tm	 tm;
 	time_t		 t = (time_t)(h->since_ms / 1000);
 
+	if (h->writer) {
+		if (h->host == NULL || h->pid <= 0)
+			(void)snprintf(buf, len, "%s", "");
+		else if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
+		    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0)
+			(void)snprintf(buf, len, "%s pid %lld (waiting since "
+			    "%s)", h->host, (long long)h->pid, at);
+		else
+			(void)snprintf(buf, len, "%s pid %lld", h->host,
+			    (long long)h->pid);
+		return;
+	}
 	if (h->host == NULL || h->pid <= 0) {
 		(void)snprintf(buf, len, "another owner");
 		return;

@@ -481,6 +481,7 @@ struct lock_holder {
 	int64_t		 pid;
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
+	int		 writer;	/* a writer that waits, not a holder */
 };
 /* one server's view of a lock, for status */
 struct lock_view {
@@ -527,6 +528,7 @@ int64_t	 lock_acquired_ns(const struct lock *);
 int64_t	 lock_valid_until_ns(const struct lock *);
 int	 lock_not_owner(const struct lock *);
 void	 lock_describe_holder(const struct lock *, char *, size_t);
+int	 lock_busy_writer(const struct lock *);
 size_t	 lock_nservers(const struct lock *);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);

@@ -70,7 +70,7 @@
 	/* Only readers need to know that a writer waits: a mutex's
 	 * waiters pay nothing for it. */					\
 	"local function mode_wait(token, now)\n"			\
-	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
+	"  if cur == SHARED_MARK then rd_writer_note(token) end\n"	\
 	"end\n"							\
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
 	"local function mode_take(token, ttl, now, f)\n"		\

@@ -144,9 +144,19 @@
 	/* A waiter's lease in set k: ARGV[10] ms, 0 for -n (no wait). */\
 	"local function rd_register(k, token)\n"			\
 	"  local lease = tonumber(ARGV[10]) or 0\n"			\
-	"  if lease <= 0 then return end\n"				\
+	"  if lease <= 0 then return false end\n"			\
 	"  redis.call('ZADD', k, rd_now() + lease, token)\n"		\
 	"  redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"  return true\n"						\
+	"end\n"							\
+	/* A writer that waits for readers: who it is, for the readers it
+	 * keeps out (rd_writer), in the readers' metadata, which ends
+	 * with the last reader (the writer then takes the lock). */	\
+	"local function rd_writer_note(token)\n"			\
+	"  if not rd_register(KEYS[9], token) then return end\n"	\
+	"  redis.call('HSET', KEYS[8], token .. ':wpid', ARGV[4],"	\
+	" token .. ':whost', ARGV[3])\n"				\
+	"  redis.call('HSETNX', KEYS[8], token .. ':wsince', rd_now())\n"\
 	"end\n"
 
 #define LUA_SHARED_READERS	LUA_SHARED_KEEP LUA_SHARED_REST
@@ -235,16 +245,26 @@
 	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':fence'))"\
 	" or 0\n"							\
 	"end\n"							\
+	/* rd_w: the waiting writer that keeps this reader out. */	\
+	"local rd_w\n"							\
 	"local function mode_room(now)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    return 0, redis.call('PTTL', KEYS[1])\n"			\
 	"  end\n"							\
 	"  if ARGV[8] ~= '0' then return 1, 0 end\n"			\
 	"  local w = rd_first_writer(now)\n"			\
-	"  if w[2] then return 0, tonumber(w[2]) - now end\n"		\
+	"  if w[2] then rd_w = w[1]; return 0, tonumber(w[2]) - now end\n"\
 	"  return 1, 0\n"						\
 	"end\n"							\
+	/* Kept out by a waiting writer, the reader is told who it is:
+	 * its pid marked 'w' (no holder's pid starts so), its host and
+	 * since as rd_writer_note() left them. */			\
 	"local function mode_holder()\n"				\
+	"  if rd_w then\n"						\
+	"    local m = redis.call('HMGET', KEYS[8], rd_w .. ':whost',"	\
+	" rd_w .. ':wpid', rd_w .. ':wsince')\n"			\
+	"    return {rd_w, m[1] or '', 'w' .. (m[2] or ''), '', m[3] or ''}\n"\
+	"  end\n"							\
 	"  if RD_TAKE and cur == SHARED_MARK then cur = rd_prepare(cur, rd_now()) end\n"\
 	"  return rd_holder(cur)\n"					\
 	"end\n"							\

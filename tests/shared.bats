@@ -175,7 +175,8 @@ token_of() {
 	wait_until waiting_writers 1
 	run --separate-stderr redlock-cli acquire k -s -n
 	assert_failure 1
-	assert_busy_line k
+	[[ $stderr == "redlock-cli: lock 'k' is wanted by a waiting writer, "*" pid $x "* ]] ||
+	    fail "stderr: $stderr"
 	start_bg s2 run k -s -w 20s -- sh -c "$(stamp "$D/s2.start")"
 	s2=$BG_PID
 	wait_until waiting_readers 1
@@ -386,4 +387,24 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 	run -0 redlock-cli "${U[@]}" status k --json
 	[ "$(json_field mode)" = '"shared"' ]
 	run -0 redlock-cli "${U[@]}" release k --token "$a"
+}
+
+@test "a reader refused with -n because a writer waits is told that writer's host and pid, not a holder's lease" {
+	local s1
+	s1=$(redlock-cli acquire k -s -t 20s)
+	start_bg x run k -w 20s -- true
+	x=$BG_PID
+	wait_until waiting_writers 1
+	run --separate-stderr redlock-cli acquire k -s -n
+	assert_failure 1
+	assert_output ''
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ wanted\ by\ a\ waiting\ writer,\ [^\ ]+\ pid\ $x\ \(waiting\ since\ [0-9:]{8}\):\ no\ new\ reader\ gets\ in$ ]] ||
+	    fail "stderr: $stderr"
+	run --separate-stderr redlock-cli acquire k -s -w 300ms
+	assert_failure 1
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ still\ wanted\ by\ a\ waiting\ writer,\ [^\ ]+\ pid\ $x\ .*after\ 300ms$ ]] ||
+	    fail "stderr: $stderr"
+	run -0 redlock-cli release k --token "$s1"
+	wait_bg "$x"
+	assert_equal "$BG_STATUS" 0
 }
