@@ -71,6 +71,7 @@
 	 * waiters pay nothing for it. */					\
 	"local function mode_wait(token, now)\n"			\
 	"  if cur == SHARED_MARK then rd_writer_note(token) end\n"	\
+	"  rd_run_cut(token)\n"					\
 	"end\n"							\
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
 	"local function mode_take(token, ttl, now, f)\n"		\

@@ -408,3 +408,40 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 	wait_bg "$x"
 	assert_equal "$BG_STATUS" 0
 }
+
+# admit_calls N: N readers (--queue fifo) queued behind a writer; the
+# server calls (INFO commandstats, every command, those of scripts too)
+# from the writer's release until every reader has run and released, in
+# $BATS_TEST_TMPDIR/calls.N.
+admit_calls() {
+	local n=$1 x i pid pids=()
+	redis_flush main
+	x=$(redlock-cli acquire k -t 60s)
+	for i in $(seq 1 "$n"); do
+		redlock-cli run k -s --queue fifo -w 60s -t 30s -- true \
+		    </dev/null >/dev/null 2>&1 3>&- &
+		pids+=("$!")
+		BG_PIDS+=("$!")
+	done
+	WAIT_TRIES=600 wait_until queued "$n" ||
+	    fail "$(zcard main '{k}:queue') of $n readers queued"
+	rcli main CONFIG RESETSTAT >/dev/null
+	redlock-cli release k --token "$x"
+	for pid in "${pids[@]}"; do
+		wait "$pid" || fail "a reader exited $?"
+	done
+	rcli main INFO commandstats | tr -d '\r' |
+	    sed -n 's/^cmdstat_[^:]*:calls=\([0-9]*\),.*/\1/p' |
+	    awk '{ n += $1 } END { print n }' >"$BATS_TEST_TMPDIR/calls.$n"
+}
+
+@test "admitting queued readers costs server work linear in their number: 600 cost at most 5 times what 150 do" {
+	skip_if_slow
+	local c150 c600
+	admit_calls 150
+	admit_calls 600
+	c150=$(cat "$BATS_TEST_TMPDIR/calls.150")
+	c600=$(cat "$BATS_TEST_TMPDIR/calls.600")
+	echo "150 readers: $c150 calls, 600 readers: $c600 calls"
+	((c600 <= 5 * c150)) || fail "600 readers cost $c600 calls, 150 cost $c150"
+}
