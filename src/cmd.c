@@ -91,16 +91,14 @@ cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 	lock_describe_holder(l, holder, sizeof(holder));
 	/* A reader kept out by a writer that waits: name the writer. */
 	if (lock_busy_writer(l) && a->wait_ms == 0) {
-		log_busy("lock '%s' is wanted by a waiting writer%s%s: no new "
-		    "reader gets in", lock_name(l), holder[0] != '\0' ? ", " :
-		    "", holder);
+		log_busy("lock '%s' is wanted by %s, a waiting writer: no new "
+		    "reader gets in", lock_name(l), holder);
 		return;
 	}
 	if (lock_busy_writer(l)) {
 		duration_format(a->wait_ms, waited, sizeof(waited));
-		log_busy("lock '%s' is still wanted by a waiting writer%s%s "
-		    "after %s", lock_name(l), holder[0] != '\0' ? ", " : "",
-		    holder, waited);
+		log_busy("lock '%s' is still wanted by %s, a waiting writer, "
+		    "after %s", lock_name(l), holder, waited);
 		return;
 	}
 	if (a->wait_ms == 0) {

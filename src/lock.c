@@ -224,7 +224,7 @@ lock_busy_writer(const struct lock *l)
  * (COMMAND, since HH:MM:SS, 25s left)", or "another owner" when the holder
  * left no metadata (a foreign client, or one from before it was kept).
  * For a reader kept out by a waiting writer (lock_busy_writer()), the
- * writer: "HOST pid P (waiting since HH:MM:SS)", or "" when unknown.
+ * writer: "HOST pid P (waiting since HH:MM:SS)", or "another owner".
  */
 void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
@@ -234,10 +234,8 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	struct tm	 tm;
 	time_t		 t = (time_t)(h->since_ms / 1000);
 
-	if (h->writer) {
-		if (h->host == NULL || h->pid <= 0)
-			(void)snprintf(buf, len, "%s", "");
-		else if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
+	if (h->writer && h->host != NULL && h->pid > 0) {
+		if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
 		    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0)
 			(void)snprintf(buf, len, "%s pid %lld (waiting since "
 			    "%s)", h->host, (long long)h->pid, at);

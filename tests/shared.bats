@@ -175,7 +175,7 @@ token_of() {
 	wait_until waiting_writers 1
 	run --separate-stderr redlock-cli acquire k -s -n
 	assert_failure 1
-	[[ $stderr == "redlock-cli: lock 'k' is wanted by a waiting writer, "*" pid $x "* ]] ||
+	[[ $stderr == "redlock-cli: lock 'k' is wanted by "*" pid $x (waiting since "*"), a waiting writer: no new reader gets in" ]] ||
 	    fail "stderr: $stderr"
 	start_bg s2 run k -s -w 20s -- sh -c "$(stamp "$D/s2.start")"
 	s2=$BG_PID
@@ -398,11 +398,11 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 	run --separate-stderr redlock-cli acquire k -s -n
 	assert_failure 1
 	assert_output ''
-	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ wanted\ by\ a\ waiting\ writer,\ [^\ ]+\ pid\ $x\ \(waiting\ since\ [0-9:]{8}\):\ no\ new\ reader\ gets\ in$ ]] ||
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ wanted\ by\ [^\ ]+\ pid\ $x\ \(waiting\ since\ [0-9:]{8}\),\ a\ waiting\ writer:\ no\ new\ reader\ gets\ in$ ]] ||
 	    fail "stderr: $stderr"
 	run --separate-stderr redlock-cli acquire k -s -w 300ms
 	assert_failure 1
-	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ still\ wanted\ by\ a\ waiting\ writer,\ [^\ ]+\ pid\ $x\ .*after\ 300ms$ ]] ||
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ still\ wanted\ by\ [^\ ]+\ pid\ $x\ .*,\ a\ waiting\ writer,\ after\ 300ms$ ]] ||
 	    fail "stderr: $stderr"
 	run -0 redlock-cli release k --token "$s1"
 	wait_bg "$x"
