@@ -118,7 +118,7 @@ DEMO_DEPS  = $(BUILD_DEPS) redis-server redis-tools
 DEPS	= $(DEMO_DEPS) redis-sentinel bats bats-support bats-assert \
 	  mandoc man-db shellcheck valgrind socat jq iproute2 openssl procps \
 	  bash-completion zsh fish clang libclang-rt-dev python3 python3-redis git \
-	  lua5.1
+	  faketime lua5.1
 APT	= sh tests/deps/apt.sh
 
 all: $(BIN)

@@ -54,14 +54,16 @@ cmd_release_force(struct global_opts *g, struct cmd_args *a)
 	struct lock_spec	 spec;
 	struct lock		*l;
 	struct lock_holder	*hs;
-	size_t			 i, n;
+	size_t			 i, n, more;
 	int			 rc;
 
 	cmd_lock_spec(a, &spec);
 	l = lock_open(g, &spec);
-	rc = lock_force_release(l, &hs, &n);
+	rc = lock_force_release(l, &hs, &n, &more);
 	for (i = 0; i < n; i++)
 		cmd_release_removed(a->key, &hs[i]);
+	if (more > 0)
+		log_warnx("lock '%s': ... and %zu more", a->key, more);
 	lock_holders_free(hs, n);
 	if (rc == EXIT_BUSY)
 		log_warnx("lock '%s': nothing to release: nobody holds it",

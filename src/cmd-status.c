@@ -31,6 +31,7 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 	struct lock_spec	 spec;
 	struct lock		*l;
 	struct lock_state	 st;
+	int64_t			 limit;
 	int			 rc;
 
 	cmd_lock_spec(a, &spec);
@@ -41,11 +42,22 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 		lock_close(l);
 		return (rc);
 	}
+	/* A semaphore's limit is stored with it: a --limit that disagrees
+	 * is a mistake, and without one the stored limit is shown. */
+	if (a->limit > 0 && st.limit > 0 && st.limit != a->limit) {
+		log_warnx("lock '%s' is a semaphore of %lld slots: --limit %lld "
+		    "does not match it", a->key, (long long)st.limit,
+		    (long long)a->limit);
+		lock_state_free(&st);
+		lock_close(l);
+		return (EXIT_USAGE);
+	}
+	limit = a->limit > 0 ? a->limit : st.limit;
 	if (a->json) {
-		status_print_json(a->key, a->limit, &st);
+		status_print_json(a->key, limit, &st);
 		(void)putchar('\n');
 	} else
-		status_print_text(a->key, a->limit, &st);
+		status_print_text(a->key, limit, &st);
 	/* 1 means "free", as the contract says. */
 	rc = st.nholders > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)

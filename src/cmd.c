@@ -89,6 +89,18 @@ cmd_report_busy(const struct lock *l, const struct cmd_args *a)
 		return;
 	}
 	lock_describe_holder(l, holder, sizeof(holder));
+	/* A reader kept out by a writer that waits: name the writer. */
+	if (lock_busy_writer(l) && a->wait_ms == 0) {
+		log_busy("lock '%s' is wanted by %s, a waiting writer: no new "
+		    "reader gets in", lock_name(l), holder);
+		return;
+	}
+	if (lock_busy_writer(l)) {
+		duration_format(a->wait_ms, waited, sizeof(waited));
+		log_busy("lock '%s' is still wanted by %s, a waiting writer, "
+		    "after %s", lock_name(l), holder, waited);
+		return;
+	}
 	if (a->wait_ms == 0) {
 		log_busy("lock '%s' is held by %s", lock_name(l), holder);
 		return;

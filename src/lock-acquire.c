@@ -277,8 +277,10 @@ lock_note_holder(struct lock *l, const redisReply *r)
 	lock_holder_clear(h);
 	h->token = s[0];
 	h->host = *s[1] != '\0' ? s[1] : (free(s[1]), NULL);
-	h->pid = strtoll(s[2], &end, 10);
-	if (*s[2] == '\0' || *end != '\0' || h->pid <= 0)
+	/* A reader kept out by a waiting writer is told its pid as "wP". */
+	h->writer = s[2][0] == 'w';
+	h->pid = strtoll(s[2] + h->writer, &end, 10);
+	if (s[2][h->writer] == '\0' || *end != '\0' || h->pid <= 0)
 		h->pid = -1;
 	free(s[2]);
 	h->command = *s[3] != '\0' ? s[3] : (free(s[3]), NULL);

@@ -19,7 +19,7 @@
 
 static char	*force_str(const redisReply *);
 static int	 force_parse(const redisReply *, struct lock_holder **,
-		     size_t *);
+		     size_t *, size_t *);
 static void	 force_add(const redisReply *, struct lock_holder **,
 		     size_t *);
 static size_t	 force_call(struct lock *, struct lock_round *);
@@ -60,11 +60,18 @@ force_add(const redisReply *e, struct lock_holder **hs, size_t *n)
 	h->fence = -1;
 }
 
-/* A force reply: an array of 5-string arrays.  -1 if not. */
+/*
+ * A force reply: an array of 5-string arrays, the last one {'', 'more',
+ * N} when the server listed only some (LUA_DROP_LIST): *more is the
+ * largest such N of any server.  -1 if not.
+ */
 static int
-force_parse(const redisReply *r, struct lock_holder **hs, size_t *n)
+force_parse(const redisReply *r, struct lock_holder **hs, size_t *n,
+    size_t *more)
 {
-	size_t i, j;
+	const redisReply	*e;
+	size_t			 i, j;
+	long long		 rest;
 
 	if (r->type != REDIS_REPLY_ARRAY)
 		return (-1);
@@ -77,8 +84,17 @@ force_parse(const redisReply *r, struct lock_holder **hs, size_t *n)
 			    REDIS_REPLY_STRING)
 				return (-1);
 	}
-	for (i = 0; i < r->elements; i++)
-		force_add(r->element[i], hs, n);
+	for (i = 0; i < r->elements; i++) {
+		e = r->element[i];
+		if (e->element[0]->len == 0 && e->element[1]->len == 4 &&
+		    memcmp(e->element[1]->str, "more", 4) == 0) {
+			rest = strtoll(e->element[2]->str, NULL, 10);
+			if (rest > 0 && (size_t)rest > *more)
+				*more = (size_t)rest;
+			continue;
+		}
+		force_add(e, hs, n);
+	}
 	return (0);
 }
 
@@ -112,17 +128,21 @@ force_call(struct lock *l, struct lock_round *rd)
  * Remove every holder of l wherever it is held; *hs gets who they were
  * (lock_holder_clear() each, then free).  The operator need not know the
  * mode: a key that is of the other mode (a semaphore given without
- * --limit) is taken as what it is.  Returns EXIT_OK when some holder was
- * removed, EXIT_BUSY when nothing held it, or the failure's exit code.
+ * --limit) is taken as what it is.  *more: how many more were removed
+ * than listed (a server lists at most 1000).  Returns EXIT_OK when some
+ * holder was removed, EXIT_BUSY when nothing held it, or the failure's
+ * exit code.
  */
 int
-lock_force_release(struct lock *l, struct lock_holder **hs, size_t *n)
+lock_force_release(struct lock *l, struct lock_holder **hs, size_t *n,
+    size_t *more)
 {
 	struct lock_round	rd;
 	size_t			i, answered = 0;
 
 	*hs = NULL;
 	*n = 0;
+	*more = 0;
 	(void)force_call(l, &rd);
 	if (l->fail.type_clash == EXIT_USAGE) {
 		lock_round_free(l, &rd);
@@ -136,7 +156,7 @@ lock_force_release(struct lock *l, struct lock_holder **hs, size_t *n)
 	for (i = 0; i < l->nconns; i++) {
 		if (rd.results[i] != CONN_OK)
 			continue;
-		if (force_parse(rd.replies[i], hs, n) == -1) {
+		if (force_parse(rd.replies[i], hs, n, more) == -1) {
 			(void)lock_unexpected(l, i, "release --force",
 			    rd.replies[i], "array of removed holders");
 			continue;

@@ -285,6 +285,16 @@ lock_status(struct lock *l, struct lock_state *st)
 	who = keyslot_companion(l->key, l->key_len, "queue:who", &who_len);
 	argv[3] = who;
 	(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+	/* A semaphore asked about without --limit: its limit is stored with
+	 * it, so ask again as what it is. */
+	if (l->fail.type_clash == EXIT_USAGE && l->spec.mode == LOCK_MUTEX &&
+	    strstr(l->fail.text, "is a semaphore") != NULL) {
+		lock_round_free(l, &rd);
+		l->fail.type_clash = 0;
+		l->spec.mode = LOCK_SEMAPHORE;
+		l->scripts = &scripts_semaphore;
+		(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+	}
 	free(who);
 	vs = xcalloc(l->nconns, sizeof(*vs));
 	for (i = 0; i < l->nconns; i++) {

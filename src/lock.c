@@ -223,10 +223,19 @@ lock_holder_clear(struct lock_holder *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* Whether the last busy attempt was a reader kept out by a waiting writer. */
+int
+lock_busy_writer(const struct lock *l)
+{
+	return (l->busy.writer);
+}
+
 /*
  * Who held the lock at the last busy attempt, for messages: "HOST pid P
  * (COMMAND, since HH:MM:SS, 25s left)", or "another owner" when the holder
  * left no metadata (a foreign client, or one from before it was kept).
+ * For a reader kept out by a waiting writer (lock_busy_writer()), the
+ * writer: "HOST pid P (waiting since HH:MM:SS)", or "another owner".
  */
 void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
@@ -236,6 +245,16 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	struct tm	 tm;
 	time_t		 t = (time_t)(h->since_ms / 1000);
 
+	if (h->writer && h->host != NULL && h->pid > 0) {
+		if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
+		    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0)
+			(void)snprintf(buf, len, "%s pid %lld (waiting since "
+			    "%s)", h->host, (long long)h->pid, at);
+		else
+			(void)snprintf(buf, len, "%s pid %lld", h->host,
+			    (long long)h->pid);
+		return;
+	}
 	if (h->host == NULL || h->pid <= 0) {
 		(void)snprintf(buf, len, "another owner");
 		return;
@@ -463,15 +482,27 @@ lock_call_keys(struct lock *l, struct script *s, int nargs,
 
 /*
  * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
- * lock the caller takes it for: say so in the caller's terms.
+ * lock the caller takes it for, and "REDLOCK-LIMIT <N>" when a semaphore
+ * is held with another limit than the caller's: say so in the caller's
+ * terms.
  */
 static void
 lock_type_clash(struct lock *l)
 {
 	const char	*p = strstr(l->round.text, ": REDLOCK-TYPE ");
+	const char	*lim = strstr(l->round.text, ": REDLOCK-LIMIT ");
 	char		 kind[32];
 	int		 code;
 
+	if (lim != NULL && p == NULL) {
+		log_sanitize(kind, sizeof(kind), lim + 16, strcspn(lim + 16,
+		    " ;"));
+		lock_failed(l, EXIT_USAGE, "lock '%s' is a semaphore of %s "
+		    "slots: --limit %lld does not match it", l->spec.key, kind,
+		    (long long)l->spec.limit);
+		l->fail.type_clash = EXIT_USAGE;
+		return;
+	}
 	if (p == NULL)
 		return;
 	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));

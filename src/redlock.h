@@ -489,6 +489,7 @@ struct lock_holder {
 	int64_t		 pid;
 	char		*command;
 	int64_t		 since_ms;	/* wall clock, 0 when unknown */
+	int		 writer;	/* a writer that waits, not a holder */
 };
 /* one who waits for a lock (a waiter that will wait, not a -n probe) */
 struct lock_waiter {
@@ -534,7 +535,8 @@ int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
 int	 lock_status(struct lock *, struct lock_state *);
-int	 lock_force_release(struct lock *, struct lock_holder **, size_t *);
+int	 lock_force_release(struct lock *, struct lock_holder **, size_t *,
+	     size_t *);
 void	 lock_state_free(struct lock_state *);
 void	 lock_holders_free(struct lock_holder *, size_t);
 void	 lock_waiters_free(struct lock_waiter *, size_t);
@@ -547,6 +549,7 @@ int64_t	 lock_acquired_ns(const struct lock *);
 int64_t	 lock_valid_until_ns(const struct lock *);
 int	 lock_not_owner(const struct lock *);
 void	 lock_describe_holder(const struct lock *, char *, size_t);
+int	 lock_busy_writer(const struct lock *);
 size_t	 lock_nservers(const struct lock *);
 int64_t	 lock_drift_ms(int64_t);
 int64_t	 lock_margin_ns(int64_t);

@@ -18,9 +18,10 @@
  *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
  *
  * Every key expires (bounded footprint): the lock and a queue's keys
- * with their own TTLs, the fence counter, the metadata and the wake keys
+ * with their own TTLs, the metadata and the wake keys at the release or
  * LUA_LINGER_MS after the lock's TTL or the wake-up, so nothing of a name
- * that nobody holds or waits for is left 10 s after its last TTL.
+ * that nobody holds or waits for is left 10 s after its last TTL but the
+ * fence counter, which lives 7 days more (LUA_NEXT_FENCE).
  *
  * Every mode defines the same Lua functions, which the shared bodies call:
  *   mode_check()       whether KEYS[1] has the wrong type, without writing
@@ -39,7 +40,7 @@
  *   mode_wait(token, now)  a refused caller that will wait: note it
  *                      (a writer's intent keeps new readers out)
  *   mode_fence(ttl)    the fence of a new holder: next_fence(ttl), or
- *                      for a reader the counter as it is
+ *                      for a reader read_fence(ttl)
  * MODE_NEEDS_TIME says whether they need the server's clock.
  */
 
@@ -88,25 +89,43 @@
 	"end\n"
 
 /*
- * The next fence: one more than the counter.  The counter expires
- * LUA_LINGER_MS after the TTL of the last take (every take and renewal
- * sets it), so that a name nobody uses leaves nothing behind, also when a
- * long TTL came before short ones.  A counter that does not exist starts
- * from the server's time in ms: above every fence given before as long as
- * the server's clock has not stepped back by more than the time the
- * counter was gone, and the name was taken less than once a millisecond
- * on average while it lived.  The clock is asked only then: INCR and
- * PEXPIRE are every other take's two calls.  ttl: the lock's, in ms.
+ * The fence counter (KEYS[2]) lives LUA_FENCE_KEEP_MS after the name's
+ * last take (every take and renewal sets it, as raise_fence does), so
+ * that fences never go back within a week of idleness, however fast the
+ * name was taken, and a name nobody uses still leaves nothing behind for
+ * ever.  A counter that does not exist starts from the server's clock in
+ * microseconds: above every fence that the counter it replaces gave, as
+ * long as the clock has not stepped back by more than the 7 days it was
+ * gone (no server takes a lock a microsecond, so a counter never runs
+ * ahead of the clock that started it), and above a counter started from
+ * the clock in milliseconds.  The clock is asked only then.
+ *   fence_start(ttl): a new counter, its value; next_fence(ttl): one more
+ *   than the counter (an exclusive take, or a slot); read_fence(ttl):
+ *   the counter as it is (a reader, who needs no new fence: the next
+ *   exclusive take's INCR is larger), never 0.  ttl: the lock's, in ms.
  */
+#define LUA_FENCE_KEEP_MS	"604800000"
+
 #define LUA_NEXT_FENCE							\
+	"local function fence_start(ttl)\n"				\
+	"  local t = redis.call('TIME')\n"				\
+	"  local f = t[1] * 1000000 + t[2]\n"				\
+	"  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX',"	\
+	" ttl + " LUA_FENCE_KEEP_MS ")\n"				\
+	"  return f\n"							\
+	"end\n"							\
 	"local function next_fence(ttl)\n"				\
 	"  local f = redis.call('INCR', KEYS[2])\n"			\
-	"  if f == 1 then\n"						\
-	"    f = server_now()\n"					\
-	"    redis.call('SET', KEYS[2], f, 'PX', ttl + " LUA_LINGER_MS ")\n"\
-	"  else\n"							\
-	"    redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
-	"  end\n"							\
+	"  if f == 1 then return fence_start(ttl) end\n"		\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
+	"  return f\n"							\
+	"end\n"							\
+	/* INCRBY 0, not GET: a counter that is not a number fails as
+	 * next_fence's INCR does, rather than being started anew. */	\
+	"local function read_fence(ttl)\n"				\
+	"  local f = redis.call('INCRBY', KEYS[2], 0)\n"		\
+	"  if f < 1 then return fence_start(ttl) end\n"		\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  return f\n"							\
 	"end\n"
 
@@ -277,7 +296,7 @@
 	"    redis.call('HSET', who, token, me)\n"			\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[5], now + lease, token)\n"		\
-	"  queue_keep(lease, ARGV[8] ~= '0' and ARGV[8] ~= '-1')\n"	\
+	"  queue_keep(lease, tonumber(ARGV[8]) > 0)\n"		\
 	"end\n"							\
 	"local function queue_join(token, now, lease)\n"		\
 	"  waiter_note(token, now, lease)\n"				\
@@ -524,7 +543,9 @@
  * here.  See lock-acquire.c for why that keeps fences strictly increasing.
  *   ARGV[1] token, ARGV[2] fence, ARGV[3] limit
  *   returns 1 when the counter is now at least the fence, 0 if not held.
- *   The counter set expires with the lock here, as next_fence's does.
+ *   The counter lifted lives as next_fence's does (LUA_FENCE_KEEP_MS
+ *   after the lock's TTL here), so a majority that lacks the server whose
+ *   clock started the highest counter never restarts below it.
  */
 #define LUA_RAISE_FENCE_BODY						\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
@@ -533,10 +554,46 @@
 	"if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[2])"\
 	" then\n"							\
 	"  redis.call('SET', KEYS[2], ARGV[2], 'PX',"			\
-	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_LINGER_MS ")\n"\
+	" math.max(redis.call('PTTL', KEYS[1]), 0) + " LUA_FENCE_KEEP_MS\
+	")\n"								\
 	"end\n"							\
 	"mode_set_fence(ARGV[1], ARGV[2])\n"				\
 	"return 1\n"
+
+/*
+ * What mode_drop_all() of a sorted set of holders z (a semaphore's slots,
+ * the readers of a shared lock) answers, their metadata "<token>:field"
+ * in hash meta: at most LUA_FORCE_MAX of them, so that the reply stays
+ * within the client's bounds however many held, and for the rest one
+ * entry {'', 'more', N}, whose empty token is no holder's.  The caller
+ * deletes the keys.
+ */
+#define LUA_FORCE_MAX	"1000"
+
+#define LUA_DROP_LIST							\
+	"local function force_tell(tok)\n"				\
+	"  if tok == '' then return end\n"				\
+	"  redis.call('ZADD', ARGV[2] .. tok, -1, 'forced ' .. ARGV[4] .."	\
+	" ' ' .. ARGV[3])\n"						\
+	"  redis.call('PEXPIRE', ARGV[2] .. tok, " LUA_LINGER_MS ")\n"	\
+	"end\n"							\
+	"local function drop_list(z, meta)\n"				\
+	"  local removed, all = {}, redis.call('ZRANGE', z, 0, -1)\n"	\
+	"  for i, tok in ipairs(all) do\n"				\
+	"    force_tell(tok)\n"					\
+	"    if i <= " LUA_FORCE_MAX " then\n"				\
+	"      local m = redis.call('HMGET', meta, tok .. ':host',"	\
+	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
+	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
+	" m[3] or '', m[4] or ''}\n"					\
+	"    end\n"							\
+	"  end\n"							\
+	"  local rest = #all - #removed\n"				\
+	"  if rest > 0 then\n"						\
+	"    removed[#removed + 1] = {'', 'more', tostring(rest), '', ''}\n"\
+	"  end\n"							\
+	"  return removed\n"						\
+	"end\n"
 
 /*
  * force: an operator's release (release --force): remove every holder,
@@ -549,19 +606,13 @@
  *   ARGV[1] prefix of per-waiter wake keys, ARGV[2] prefix of holders'
  *   cancel keys, ARGV[3] our host, ARGV[4] our pid
  *   returns {{token, host, pid, command, since}, ...}: each holder
- *   removed ('' where unknown: a foreign client's lock), {} if none.
+ *   removed ('' where unknown: a foreign client's lock), {} if none; at
+ *   most LUA_FORCE_MAX, then {'', 'more', N} (LUA_DROP_LIST).
  */
 #define LUA_FORCE_BODY							\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
 	"if mode_prepare(now) then return clash() end\n"		\
 	"local removed = mode_drop_all()\n"				\
-	"for _, h in ipairs(removed) do\n"				\
-	"  if h[1] ~= '' then\n"					\
-	"    redis.call('ZADD', ARGV[2] .. h[1], -1, 'forced ' .. ARGV[4] .."\
-	" ' ' .. ARGV[3])\n"						\
-	"    redis.call('PEXPIRE', ARGV[2] .. h[1], " LUA_LINGER_MS ")\n"\
-	"  end\n"							\
-	"end\n"							\
 	"if #removed > 0 then wake_waiters() end\n"			\
 	"return removed\n"
 

@@ -2,10 +2,10 @@
 /*
  * The mutex's scripts (one holder): KEYS[1] is a string, the holder's
  * token, with the lock's TTL as its own, so any client's SET NX PX on the
- * same key excludes us and is excluded.  Its metadata hash and the fence
- * counter expire LUA_LINGER_MS after the lock's TTL (every take and
- * renewal sets both), so a lock that expires leaves nothing behind; release
- * deletes the hash at once.  After an expiry the hash's "token" field no
+ * same key excludes us and is excluded.  Its metadata hash expires
+ * LUA_LINGER_MS after the lock's TTL, the fence counter LUA_FENCE_KEEP_MS
+ * after it (every take and renewal sets both), so a lock that expires
+ * leaves nothing behind but the counter; release deletes the hash at once.  After an expiry the hash's "token" field no
  * longer matches the lock, and status ignores it.  Included by
  * scripts-lua.h only, after scripts-shared.h.
  *
@@ -50,7 +50,7 @@
 	"end\n"							\
 	"local function keep(ttl)\n"					\
 	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
-	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_LINGER_MS ")\n"	\
+	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  redis.call('PEXPIRE', KEYS[3], ttl + " LUA_LINGER_MS ")\n"	\
 	"end\n"							\
 	"local function mode_mine(token, ttl, now)\n"			\
@@ -70,7 +70,8 @@
 	/* Only readers need to know that a writer waits: a mutex's
 	 * waiters pay nothing for it. */					\
 	"local function mode_wait(token, now)\n"			\
-	"  if cur == SHARED_MARK then rd_register(KEYS[9], token) end\n"\
+	"  if cur == SHARED_MARK then rd_writer_note(token) end\n"	\
+	"  rd_run_cut(token)\n"					\
 	"end\n"							\
 	"local function mode_drop(token, now)\n"			\
 	"  if cur == SHARED_MARK then return rd_drop(token) end\n"	\
@@ -94,23 +95,21 @@
 	"end\n"							\
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], 'fence', f)\n"			\
-	"end\n"							\
+	"end\n"
+
+/* Removing every holder, for the force script only (LUA_DROP_LIST). */
+#define LUA_MUTEX_DROP_ALL							\
 	"local function mode_drop_all()\n"				\
 	"  if not cur then return {} end\n"				\
 	/* Every reader goes too, and so does their marker. */		\
 	"  if cur == SHARED_MARK then\n"				\
-	"    local removed = {}\n"					\
-	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do\n"\
-	"      local m = redis.call('HMGET', KEYS[8], tok .. ':host',"	\
-	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
-	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
-	" m[3] or '', m[4] or ''}\n"					\
-	"    end\n"							\
+	"    local removed = drop_list(KEYS[7], KEYS[8])\n"		\
 	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
 	"    return removed\n"						\
 	"  end\n"							\
 	"  local h = mode_holder()\n"					\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
+	"  force_tell(h[1])\n"					\
 	"  return {{h[1], h[2], h[3], h[4], h[5]}}\n"			\
 	"end\n"
 
@@ -143,7 +142,7 @@
 
 /*
  * A free mutex taken by an unfair caller, the case that matters for speed,
- * costs six calls: SET NX PX, then GET, TIME and SET PX of the fence, HSET
+ * costs five calls: SET NX PX, then INCR and PEXPIRE of the fence, HSET
  * and PEXPIRE of the metadata; everything else takes the shared path.
  */
 static const char lua_mutex_acquire[] =
@@ -200,8 +199,10 @@ static const char lua_mutex_raise_fence[] =
 static const char lua_mutex_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_DROP_LIST
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
+	LUA_MUTEX_DROP_ALL
 	LUA_WAKE(1)
 	LUA_FORCE_BODY;
 

@@ -5,9 +5,9 @@
  * each holder's metadata fields in KEYS[3] are prefixed by its token.
  * Every script first drops the holders whose expiry passed, with their
  * metadata, and the keys live as long as their last holder (the fence
- * counter LUA_LINGER_MS longer).  The hash also keeps the limit the last
- * holder took a slot with, for list.  Included by
- * scripts-lua.h only.
+ * counter LUA_FENCE_KEEP_MS longer); the last release deletes the hash.
+ * The hash also keeps the limit the last holder took a slot with, for
+ * list.  Included by scripts-lua.h only.
  */
 
 #ifndef SCRIPTS_SEMAPHORE_H
@@ -27,7 +27,7 @@
 	"    local ms = math.max(1, tonumber(last[2]) - now)\n"		\
 	"    redis.call('PEXPIRE', KEYS[1], ms)\n"			\
 	"    redis.call('PEXPIRE', KEYS[3], ms)\n"			\
-	"    redis.call('PEXPIRE', KEYS[2], ms + " LUA_LINGER_MS ")\n"	\
+	"    redis.call('PEXPIRE', KEYS[2], ms + " LUA_FENCE_KEEP_MS ")\n"\
 	"  end\n"							\
 	"end\n"							\
 	"local function mode_check()\n"				\
@@ -70,6 +70,10 @@
 	"local function mode_drop(token, now)\n"			\
 	"  if redis.call('ZREM', KEYS[1], token) == 0 then return 0 end\n"\
 	"  redis.call('HDEL', KEYS[3], fields(token))\n"		\
+	/* The last one: the limit goes too, nothing is left. */	\
+	"  if redis.call('EXISTS', KEYS[1]) == 0 then\n"		\
+	"    redis.call('DEL', KEYS[3])\n"				\
+	"  end\n"							\
 	"  return 1\n"							\
 	"end\n"							\
 	"local function mode_stored_ttl(token)\n"			\
@@ -84,20 +88,15 @@
 	"local function mode_set_fence(token, f)\n"			\
 	"  redis.call('HSET', KEYS[3], token .. ':fence', f)\n"		\
 	"end\n"							\
+	"local function mode_wait(token, now) end\n"
+
+/* Removing every holder, for the force script only (LUA_DROP_LIST). */
+#define LUA_SEMAPHORE_DROP_ALL						\
 	"local function mode_drop_all()\n"				\
-	"  local removed = {}\n"					\
-	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"\
-	"    local m = {tok}\n"					\
-	"    for _, f in ipairs({'host', 'pid', 'command', 'since'}) do\n"\
-	"      m[#m + 1] = redis.call('HGET', KEYS[3], tok .. ':' .. f)"	\
-	" or ''\n"							\
-	"    end\n"							\
-	"    removed[#removed + 1] = m\n"				\
-	"  end\n"							\
+	"  local removed = drop_list(KEYS[1], KEYS[3])\n"		\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return removed\n"						\
-	"end\n"							\
-	"local function mode_wait(token, now) end\n"
+	"end\n"
 
 /* Taking a slot, for the acquire script only (see LUA_MUTEX_TAKE). */
 #define LUA_SEMAPHORE_TAKE						\
@@ -114,12 +113,32 @@
 	"  keep(now)\n"						\
 	"end\n"
 
+/*
+ * A take's limit must be the one the semaphore is held with (stored in
+ * its hash by every take): a --limit 3 on a 2-slot semaphore would take a
+ * third slot that its other holders do not expect.  It fails with
+ * "REDLOCK-LIMIT <stored>" (lock.c says it in the caller's terms); a
+ * semaphore that nobody holds any more takes any limit.
+ */
+#define LUA_SEMAPHORE_LIMIT						\
+	"local prepare_slots = mode_prepare\n"				\
+	"local function mode_prepare(now)\n"				\
+	"  if prepare_slots(now) then return true end\n"		\
+	"  local stored = tonumber(redis.call('HGET', KEYS[3], 'limit'))\n"\
+	"  if stored and stored ~= limit and"				\
+	" redis.call('EXISTS', KEYS[1]) == 1 then\n"			\
+	"    error({err = 'REDLOCK-LIMIT ' .. stored})\n"		\
+	"  end\n"							\
+	"  return false\n"						\
+	"end\n"
+
 static const char lua_semaphore_acquire[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_SEMAPHORE_MODE(7)
 	LUA_SEMAPHORE_TAKE
+	LUA_SEMAPHORE_LIMIT
 	LUA_WAKE(9)
 	LUA_QUEUE_TURN
 	LUA_QUEUE
@@ -155,7 +174,9 @@ static const char lua_semaphore_raise_fence[] =
 static const char lua_semaphore_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_DROP_LIST
 	LUA_SEMAPHORE_MODE(2)
+	LUA_SEMAPHORE_DROP_ALL
 	LUA_WAKE(1)
 	LUA_FORCE_BODY;
 

@@ -144,18 +144,98 @@
 	/* A waiter's lease in set k: ARGV[10] ms, 0 for -n (no wait). */\
 	"local function rd_register(k, token)\n"			\
 	"  local lease = tonumber(ARGV[10]) or 0\n"			\
-	"  if lease <= 0 then return end\n"				\
+	"  if lease <= 0 then return false end\n"			\
 	"  redis.call('ZADD', k, rd_now() + lease, token)\n"		\
 	"  redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"  return true\n"						\
+	"end\n"							\
+	/* A queued writer (--queue fifo) ranked at or before the run's end
+	 * (LUA_SHARED_RUN) ends the run: it is looked for again from the
+	 * head. */							\
+	"local function rd_run_cut(token)\n"				\
+	"  if tonumber(ARGV[8]) <= 0 then return end\n"		\
+	"  local who = KEYS[4] .. ':who'\n"				\
+	"  local v = redis.call('HGET', who, ':run')\n"		\
+	"  if not v then return end\n"					\
+	"  local rs, rt = string.match(v, '^(%S+) (%S+)$')\n"		\
+	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
+	"  rs = tonumber(rs)\n"					\
+	"  if s and rs and (s < rs or (s == rs and token <= rt)) then\n"\
+	"    redis.call('HDEL', who, ':run')\n"			\
+	"  end\n"							\
+	"end\n"							\
+	/* A writer that waits for readers: who it is, for the readers it
+	 * keeps out (rd_writer), in the readers' metadata, which ends
+	 * with the last reader (the writer then takes the lock). */	\
+	"local function rd_writer_note(token)\n"			\
+	"  if not rd_register(KEYS[9], token) then return end\n"	\
+	"  redis.call('HSET', KEYS[8], token .. ':wpid', ARGV[4],"	\
+	" token .. ':whost', ARGV[3])\n"				\
+	"  redis.call('HSETNX', KEYS[8], token .. ':wsince', rd_now())\n"\
 	"end\n"
 
 #define LUA_SHARED_READERS	LUA_SHARED_KEEP LUA_SHARED_REST
 
 /*
+ * The run, with --queue fifo: the readers at the head of the queue, who
+ * are let in together while the lock is free for readers.  Its end, the
+ * rank and token of its last reader, is kept in the queue's ':who' hash
+ * (field ':run', which no token can be), so that each waiter is looked at
+ * once, when the run reaches it, and woken then: admitting N readers
+ * costs server work in N, where looking again at every reader ahead at
+ * each admission cost N squared.  Every waiter queued at or before the
+ * end is a reader: the run stops at the first one that is not, and a
+ * writer that queues before the end (a lower --order) cuts the run back
+ * (the mutex's mode_wait, rd_run_cut).  Those of the run that have been
+ * let in are gone from the queue, so the run goes on from its end when
+ * the writer queued after it has had its turn.
+ *   rd_run(): the end (rank, token), or nil
+ *   rd_run_extend(me): the run grows over the readers queued after its
+ *   end, up to the first waiter that is not a reader, at most 1000 a
+ *   call (the next admission goes on), each woken but me; returns the
+ *   end.  Only while the lock is free for readers: a reader woken while
+ *   a writer holds would not be woken again.
+ */
+#define LUA_SHARED_RUN							\
+	"local function rd_run()\n"					\
+	"  local v = redis.call('HGET', KEYS[4] .. ':who', ':run')\n"	\
+	"  if not v then return nil end\n"				\
+	"  local s, t = string.match(v, '^(%S+) (%S+)$')\n"		\
+	"  return tonumber(s), t\n"					\
+	"end\n"							\
+	"local function rd_run_extend(me)\n"				\
+	"  local rs, rt = rd_run()\n"					\
+	"  local z\n"							\
+	"  if rs then\n"						\
+	"    z = redis.call('ZRANGEBYSCORE', KEYS[4], rs, '+inf',"	\
+	" 'WITHSCORES', 'LIMIT', 0, 1000)\n"				\
+	"  else\n"							\
+	"    z = redis.call('ZRANGE', KEYS[4], 0, 999, 'WITHSCORES')\n"	\
+	"  end\n"							\
+	"  local ns, nt, at\n"						\
+	"  for i = 1, #z, 2 do\n"					\
+	"    local t, s = z[i], tonumber(z[i + 1])\n"			\
+	"    if not rs or s > rs or t > rt then\n"			\
+	"      if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
+	"      if t ~= me then rd_wake(t) end\n"			\
+	"      ns, nt, at = s, t, z[i + 1]\n"				\
+	"    end\n"							\
+	"  end\n"							\
+	"  if not ns then return rs, rt end\n"				\
+	"  local who = KEYS[4] .. ':who'\n"				\
+	"  redis.call('HSET', who, ':run', at .. ' ' .. nt)\n"		\
+	"  if redis.call('PTTL', who) < 0 then\n"			\
+	"    redis.call('PEXPIRE', who, " LUA_LINGER_MS ")\n"		\
+	"  end\n"							\
+	"  return ns, nt\n"						\
+	"end\n"
+
+/*
  * Waking, for every release script that may free a lock readers wait
  * for.  It wraps the mode's wake_waiters() (LUA_WAKE, one waiter): once
  * the lock is free, that one (a writer, or the head of a queue), plus,
- * with --queue fifo, the readers at the head of the queue together, and,
+ * with --queue fifo, the readers at the head of the queue together (the
+ * run, below), and,
  * when no writer waits, every waiting reader, each on its own wake key:
  * one release, one round of attempts, however many readers.  Without a
  * queue or a waiting reader, one EXISTS of both stands in for
@@ -169,12 +249,8 @@
 	"  redis.call('ZADD', k, 0, 'go')\n"				\
 	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"end\n"							\
-	"local function rd_wake_queue()\n"				\
-	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, 999)) do\n"\
-	"    if not redis.call('ZSCORE', KEYS[10], tok) then return end\n"\
-	"    rd_wake(tok)\n"						\
-	"  end\n"							\
-	"end\n"							\
+	LUA_SHARED_RUN							\
+	"local function rd_wake_queue() rd_run_extend() end\n"							\
 	"local wake_one = wake_waiters\n"				\
 	"local function wake_waiters()\n"				\
 	"  if rd_left then return end\n"				\
@@ -196,8 +272,9 @@
 
 /*
  * The shared mode's functions (see scripts-lua.h).  A reader's fence is
- * the counter as it is (no INCR): the next exclusive holder's INCR is
- * larger than every earlier reader's.  With --queue any, a waiting writer
+ * the counter as it is (no INCR; read_fence), started anew if it has
+ * expired: the next exclusive holder's INCR is larger than every earlier
+ * reader's.  With --queue any, a waiting writer
  * (KEYS[9]) keeps new readers out; queued, the queue's order decides
  * (LUA_SHARED_QUEUE_TURN).  take: true for the acquire script only
  * (RD_TAKE: mode_prepare() does not prune there).
@@ -234,26 +311,31 @@
 	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':fence'))"\
 	" or 0\n"							\
 	"end\n"							\
+	/* rd_w: the waiting writer that keeps this reader out. */	\
+	"local rd_w\n"							\
 	"local function mode_room(now)\n"				\
 	"  if cur and cur ~= SHARED_MARK then\n"			\
 	"    return 0, redis.call('PTTL', KEYS[1])\n"			\
 	"  end\n"							\
-	"  if ARGV[8] ~= '0' then return 1, 0 end\n"			\
+	"  if tonumber(ARGV[8]) > 0 then return 1, 0 end\n"		\
 	"  local w = rd_first_writer(now)\n"			\
-	"  if w[2] then return 0, tonumber(w[2]) - now end\n"		\
+	"  if w[2] then rd_w = w[1]; return 0, tonumber(w[2]) - now end\n"\
 	"  return 1, 0\n"						\
 	"end\n"							\
+	/* Kept out by a waiting writer, the reader is told who it is:
+	 * its pid marked 'w' (no holder's pid starts so), its host and
+	 * since as rd_writer_note() left them. */			\
 	"local function mode_holder()\n"				\
+	"  if rd_w then\n"						\
+	"    local m = redis.call('HMGET', KEYS[8], rd_w .. ':whost',"	\
+	" rd_w .. ':wpid', rd_w .. ':wsince')\n"			\
+	"    return {rd_w, m[1] or '', 'w' .. (m[2] or ''), '', m[3] or ''}\n"\
+	"  end\n"							\
 	"  if RD_TAKE and cur == SHARED_MARK then cur = rd_prepare(cur, rd_now()) end\n"\
 	"  return rd_holder(cur)\n"					\
 	"end\n"							\
 	"local function mode_wait(token, now)\n"			\
 	"  rd_register(KEYS[10], token)\n"				\
-	"end\n"							\
-	/* A reader gets the fence as it is: only an exclusive take
-	 * makes a new one. */						\
-	"local function mode_fence(ttl)\n"				\
-	"  return tonumber(redis.call('GET', KEYS[2])) or 0\n"		\
 	"end\n"							\
 	"local mode_take = rd_take\n"					\
 	"local function mode_drop(token, now)\n"			\
@@ -275,26 +357,20 @@
 /*
  * --queue fifo for readers (the shared acquire's queue_turn, see
  * LUA_QUEUE): strict order of rank, but a reader may enter as soon as
- * every waiter ahead of it is a reader too (a member of KEYS[10]), so
- * consecutive readers are admitted together, and the one let in wakes
- * the readers now at the head; a writer ahead of it keeps it waiting even
- * while only readers hold.  --queue latest is not for readers (options.c
- * refuses it).
+ * every waiter ahead of it is a reader too: when it is in the run
+ * (LUA_SHARED_RUN), so consecutive readers are admitted together, and the
+ * one let in carries the run on; a writer ahead of it keeps it waiting
+ * even while only readers hold.  --queue latest is not for readers
+ * (options.c refuses it).
  */
 #define LUA_SHARED_QUEUE_TURN						\
 	"local function queue_turn(token, free)\n"			\
 	"  if free <= 0 then return false end\n"			\
-	"  local pos = redis.call('ZRANK', KEYS[4], token)\n"		\
-	"  if pos == 0 then return true end\n"			\
-	"  for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, pos - 1))"\
-	" do\n"							\
-	"    if not redis.call('ZSCORE', KEYS[10], tok) then\n"	\
-	"      return false\n"						\
-	"    end\n"							\
-	"  end\n"							\
-	"  return true\n"						\
+	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
+	"  local rs, rt = rd_run_extend(token)\n"			\
+	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"	\
 	"end\n"							\
-	"local function queue_admitted() rd_wake_queue() end\n"
+	"local function queue_admitted() rd_run_extend() end\n"
 
 /*
  * A reader let in at once (--queue any; no writer waits; not a retry of
@@ -310,7 +386,7 @@
 	"    local now = server_now()\n"				\
 	"    if (cur == false or not redis.call('ZSCORE', KEYS[7], ARGV[1])) and\n"\
 	"        not rd_first_writer(now)[1] then\n"			\
-	"      local f = tonumber(redis.call('GET', KEYS[2])) or 0\n"	\
+	"      local f = read_fence(tonumber(ARGV[2]))\n"		\
 	"      rd_take(ARGV[1], tonumber(ARGV[2]), now, f)\n"		\
 	"      return {1, f}\n"						\
 	"    end\n"							\
@@ -332,14 +408,23 @@
 	"  end\n"							\
 	"end\n"
 
+/*
+ * A reader gets the fence as it is: only an exclusive take makes a new
+ * one.  For the acquire script only, which alone has read_fence().
+ */
+#define LUA_SHARED_FENCE						\
+	"local function mode_fence(ttl) return read_fence(ttl) end\n"
+
 static const char lua_shared_acquire[] =
 	LUA_SERVER_NOW
+	LUA_NEXT_FENCE
 	LUA_SHARED_KEEP
 	LUA_SHARED_TAKE
 	LUA_SHARED_FAST_TAKE
 	LUA_CLASH
 	LUA_SHARED_REST
 	LUA_SHARED_MODE(true)
+	LUA_SHARED_FENCE
 	LUA_WAKE(9)
 	LUA_SHARED_WAKE(9)
 	LUA_SHARED_QUEUE_TURN

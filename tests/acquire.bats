@@ -294,10 +294,11 @@ script_calls() {
 	[ "$(rcli main HGET '{k}:meta' token)" = "$token" ]
 	# Nothing else.
 	[ "$(rcli main DBSIZE)" = 3 ]
-	# Both expire a few seconds after the lock (issue 17: nothing of a
-	# name is left once nobody holds it).
+	# The metadata expires a few seconds after the lock (issue 17:
+	# nothing of a name is left once nobody holds it), the fence counter
+	# 7 days after it (issue 32: fences never go back).
 	(($(pttl '{k}:meta') > 10000 && $(pttl '{k}:meta') <= 15000))
-	(($(pttl '{k}:fence') > 10000 && $(pttl '{k}:fence') <= 15000))
+	(($(pttl '{k}:fence') > 604800000 && $(pttl '{k}:fence') <= 604810000))
 }
 
 @test "after a lock expires, its metadata is ignored by status and replaced whole by the next holder" {

@@ -646,7 +646,7 @@ taken_while_stopped() {
 	[ "$(rcli main PTTL k)" -gt 250000 ]
 }
 
-@test "a semaphore used without --limit exits 64 and the semaphore is unchanged" {
+@test "a semaphore taken, released or extended without --limit exits 64 and the semaphore is unchanged" {
 	local tok
 	run --separate-stderr redlock-cli acquire k --limit 2 -t 30s
 	assert_success
@@ -669,10 +669,10 @@ taken_while_stopped() {
 	run --separate-stderr redlock-cli extend k --token "$tok"
 	assert_failure 64
 	assert_stderr_line "$msg"
-	run --separate-stderr redlock-cli status k
-	assert_failure 64
-	assert_output ''
-	assert_stderr_line "$msg"
+	# status needs no --limit: the limit is stored with the semaphore
+	# (status.bats).
+	run -0 redlock-cli status k
+	assert_line "limit: 2"
 	assert_equal "$(rcli main TYPE k)" zset
 	assert_equal "$(rcli main ZRANGE k 0 -1)" "$tok"
 }
@@ -707,4 +707,24 @@ taken_while_stopped() {
 	assert_stderr_line "$msg"
 	assert_equal "$(rcli main TYPE k)" hash
 	assert_equal "$(rcli main HGETALL k)" "$(printf 'f\nv')"
+}
+
+@test "acquire and run --limit 3 on a held 2-slot semaphore exit 64 with one line naming its limit, and take nothing" {
+	local msg="redlock-cli: lock 'k' is a semaphore of 2 slots: --limit 3 does not match it"
+	run -0 redlock-cli acquire k --limit 2 -t 30s
+	run --separate-stderr redlock-cli acquire k --limit 3 -n
+	assert_failure 64
+	assert_output ''
+	assert_equal "$stderr" "$msg"
+	run --separate-stderr redlock-cli acquire k --limit 3 -w 5s
+	assert_failure 64
+	assert_equal "$stderr" "$msg"
+	run --separate-stderr redlock-cli run k --limit 3 -- touch "$D/ran"
+	assert_failure 64
+	assert_equal "$stderr" "$msg"
+	[ ! -e "$D/ran" ]
+	assert_equal "$(rcli main ZCARD k)" 1
+	# The limit it is held with still takes the second slot.
+	run -0 redlock-cli acquire k --limit 2 -n
+	assert_equal "$(rcli main ZCARD k)" 2
 }

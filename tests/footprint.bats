@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # A bounded footprint (issue 17): once nobody holds or waits for a name,
-# none of its keys is left 10 s after its last TTL ran out, and the fences
-# of the same names taken again are still larger than before.
+# none of its keys but the fence counter is left 10 s after its last TTL
+# ran out or its last release, and the fences of the same names taken
+# again are still larger than before.  The counter lives 7 days after the
+# name's last take (issue 32: fences never go back; tests/fences.bats).
 
 load helpers
 
@@ -11,7 +13,14 @@ teardown_file() { redis_stop fp; }
 setup() { redis_flush fp; }
 teardown() { stop_bg_jobs; }
 
-@test "30 released, 30 expired, 10 runs and 5 fair waiters that gave up leave DBSIZE 0 10 s after the last TTL, and fences go on rising" {
+# only_fences NAME: every key left on NAME is a fence counter.
+only_fences() {
+	local k left
+	left=$(rcli "$1" KEYS '*' | grep -v '}:fence$' || true)
+	[ -z "$left" ] || fail "keys left besides the fence counters: $left"
+}
+
+@test "30 released, 30 expired, 10 runs and 5 fair waiters that gave up leave only fence counters 10 s after the last TTL, and fences go on rising" {
 	skip_if_slow
 	local i tok ttl=2s last fences="$BATS_TEST_TMPDIR/fences"
 	for i in $(seq 1 30); do
@@ -42,9 +51,9 @@ teardown() { stop_bg_jobs; }
 	while (($(now_ms) < last + 10000)); do
 		sleep 0.5
 	done
-	run rcli fp KEYS '*'
-	assert_output ''
-	assert_equal "$(rcli fp DBSIZE)" 0
+	only_fences fp
+	# One counter per name: rel, exp, sem, run, busy.
+	assert_equal "$(rcli fp DBSIZE)" 72
 	# The same names again: larger fences than before.
 	i=0
 	while read -r prev; do
@@ -65,16 +74,39 @@ teardown() { stop_bg_jobs; }
 	for k in $(rcli fp KEYS '*'); do
 		(($(rcli fp PTTL "$k") > 0)) || fail "$k has no TTL"
 	done
-	(($(rcli fp PTTL '{k}:fence') <= 10000))
+	(($(rcli fp PTTL '{k}:fence') <= 604800000 + 10000))
 	(($(rcli fp PTTL '{k}:meta') <= 10000))
 }
 
-@test "a long TTL taken before short ones does not keep the fence counter: it expires with the last take's TTL" {
+@test "a long TTL taken before short ones does not keep the fence counter: it expires 7 days after the last take's TTL" {
 	local tok t
 	tok=$(redlock-cli acquire k -t 60s)
 	run -0 redlock-cli release k --token "$tok"
 	run -0 redlock-cli run k -t 1s -- true
 	t=$(rcli fp PTTL '{k}:fence')
-	# The last take's 1 s and the 5 s after it, not the first one's 60 s.
-	((t > 0 && t <= 6000)) || fail "{k}:fence PTTL $t"
+	# The last take's 1 s and 7 days after it, not the first one's 60 s.
+	((t > 604800000 - 5000 && t <= 604801000)) || fail "{k}:fence PTTL $t"
+}
+
+@test "10 s after the last release of an hour-long exclusive, shared and semaphore hold, only the fence counters are left" {
+	skip_if_slow
+	local tok t k
+	run -0 redlock-cli run x -t 1h -- true
+	tok=$(redlock-cli acquire a -t 1h)
+	run -0 redlock-cli release a --token "$tok"
+	run -0 redlock-cli run r -s -t 1h -- true
+	tok=$(redlock-cli acquire r2 -s -t 1h)
+	run -0 redlock-cli run r2 -s -t 1h -- true
+	run -0 redlock-cli release r2 --token "$tok"
+	run -0 redlock-cli run s --limit 2 -t 1h -- true
+	tok=$(redlock-cli acquire s2 --limit 2 -t 1h)
+	run -0 redlock-cli run s2 --limit 2 -t 1h -- true
+	run -0 redlock-cli release s2 --limit 2 --token "$tok"
+	sleep 10
+	only_fences fp
+	for k in x a r r2 s s2; do
+		t=$(rcli fp PTTL "{$k}:fence")
+		((t > 604800000 && t <= 604800000 + 3600000)) ||
+		    fail "{$k}:fence PTTL $t"
+	done
 }

@@ -109,3 +109,42 @@ teardown() { stop_bg_jobs; }
 	assert_equal "$BG_STATUS" 4
 	touch "$BATS_TEST_TMPDIR/stop"
 }
+
+@test "release --force on a semaphore of 3000 holders removes them all and names 1000, then a count" {
+	rcli main EVAL "
+	    for i = 1, 3000 do
+	      local t = string.format('%032x', i)
+	      redis.call('ZADD', KEYS[1], 99999999999999, t)
+	      redis.call('HSET', KEYS[2], t .. ':host', 'host-' .. i,
+	        t .. ':pid', 1000 + i, t .. ':command', 'manual',
+	        t .. ':since', 1796000000000, t .. ':fence', i)
+	    end
+	    return 1" 2 s '{s}:meta' >/dev/null
+	run --separate-stderr redlock-cli release s --force
+	assert_success
+	assert_output ''
+	[ "$(grep -c "^redlock-cli: lock 's': forced release of host-[0-9]* pid [0-9]*, held since " <<<"$stderr")" = 1000 ]
+	assert_stderr_line "redlock-cli: lock 's': ... and 2000 more"
+	[ "$(wc -l <<<"$stderr")" = 1001 ]
+	refute_key main s
+	refute_key main '{s}:meta'
+}
+
+@test "release --force on 3000 readers removes them all and names 1000, then a count" {
+	rcli main EVAL "
+	    redis.call('SET', KEYS[1], 'redlock:shared', 'PX', 600000)
+	    for i = 1, 3000 do
+	      local t = string.format('%032x', i)
+	      redis.call('ZADD', KEYS[2], 99999999999999, t)
+	      redis.call('HSET', KEYS[3], t .. ':host', 'host-' .. i,
+	        t .. ':pid', 1000 + i, t .. ':command', 'manual',
+	        t .. ':since', 1796000000000, t .. ':fence', i)
+	    end
+	    return 1" 3 r '{r}:readers' '{r}:rmeta' >/dev/null
+	run --separate-stderr redlock-cli release r --force
+	assert_success
+	[ "$(grep -c "^redlock-cli: lock 'r': forced release of host-[0-9]* pid [0-9]*, held since " <<<"$stderr")" = 1000 ]
+	assert_stderr_line "redlock-cli: lock 'r': ... and 2000 more"
+	refute_key main r
+	refute_key main '{r}:readers'
+}

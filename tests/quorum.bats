@@ -233,8 +233,8 @@ blocked_everywhere() {
 @test "with one of three servers SIGSTOPped and the live fence counters out of step, acquire -t 200ms --io-timeout 100ms reports a lock with validity left" {
 	need jq
 	skip_if_slow
-	# Ahead of the clock that fences start from (issue 17).
-	local ahead=$(($(now_ms) + 100000000))
+	# Ahead of the clock that fences start from (µs, issue 32).
+	local ahead=$(($(date +%s%N) / 1000 + 100000000000))
 	rcli q1 SET '{k}:fence' "$ahead" >/dev/null
 	freeze q2
 	run --separate-stderr redlock-cli "${U3[@]}" --io-timeout 100ms \

@@ -175,7 +175,8 @@ token_of() {
 	wait_until waiting_writers 1
 	run --separate-stderr redlock-cli acquire k -s -n
 	assert_failure 1
-	assert_busy_line k
+	[[ $stderr == "redlock-cli: lock 'k' is wanted by "*" pid $x (waiting since "*"), a waiting writer: no new reader gets in" ]] ||
+	    fail "stderr: $stderr"
 	start_bg s2 run k -s -w 20s -- sh -c "$(stamp "$D/s2.start")"
 	s2=$BG_PID
 	wait_until waiting_readers 1
@@ -386,4 +387,61 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 	run -0 redlock-cli "${U[@]}" status k --json
 	[ "$(json_field mode)" = '"shared"' ]
 	run -0 redlock-cli "${U[@]}" release k --token "$a"
+}
+
+@test "a reader refused with -n because a writer waits is told that writer's host and pid, not a holder's lease" {
+	local s1
+	s1=$(redlock-cli acquire k -s -t 20s)
+	start_bg x run k -w 20s -- true
+	x=$BG_PID
+	wait_until waiting_writers 1
+	run --separate-stderr redlock-cli acquire k -s -n
+	assert_failure 1
+	assert_output ''
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ wanted\ by\ [^\ ]+\ pid\ $x\ \(waiting\ since\ [0-9:]{8}\),\ a\ waiting\ writer:\ no\ new\ reader\ gets\ in$ ]] ||
+	    fail "stderr: $stderr"
+	run --separate-stderr redlock-cli acquire k -s -w 300ms
+	assert_failure 1
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'k\'\ is\ still\ wanted\ by\ [^\ ]+\ pid\ $x\ .*,\ a\ waiting\ writer,\ after\ 300ms$ ]] ||
+	    fail "stderr: $stderr"
+	run -0 redlock-cli release k --token "$s1"
+	wait_bg "$x"
+	assert_equal "$BG_STATUS" 0
+}
+
+# admit_calls N: N readers (--queue fifo) queued behind a writer; the
+# server calls (INFO commandstats, every command, those of scripts too)
+# from the writer's release until every reader has run and released, in
+# $BATS_TEST_TMPDIR/calls.N.
+admit_calls() {
+	local n=$1 x i pid pids=()
+	redis_flush main
+	x=$(redlock-cli acquire k -t 60s)
+	for i in $(seq 1 "$n"); do
+		redlock-cli run k -s --queue fifo -w 60s -t 30s -- true \
+		    </dev/null >/dev/null 2>&1 3>&- &
+		pids+=("$!")
+		BG_PIDS+=("$!")
+	done
+	WAIT_TRIES=600 wait_until queued "$n" ||
+	    fail "$(zcard main '{k}:queue') of $n readers queued"
+	rcli main CONFIG RESETSTAT >/dev/null
+	redlock-cli release k --token "$x"
+	for pid in "${pids[@]}"; do
+		wait "$pid" || fail "a reader exited $?"
+	done
+	rcli main INFO commandstats | tr -d '\r' |
+	    sed -n 's/^cmdstat_[^:]*:calls=\([0-9]*\),.*/\1/p' |
+	    awk '{ n += $1 } END { print n }' >"$BATS_TEST_TMPDIR/calls.$n"
+}
+
+@test "admitting queued readers costs server work linear in their number: 600 cost at most 5 times what 150 do" {
+	skip_if_slow
+	local c150 c600
+	admit_calls 150
+	admit_calls 600
+	c150=$(cat "$BATS_TEST_TMPDIR/calls.150")
+	c600=$(cat "$BATS_TEST_TMPDIR/calls.600")
+	echo "150 readers: $c150 calls, 600 readers: $c600 calls"
+	((c600 <= 5 * c150)) || fail "600 readers cost $c600 calls, 150 cost $c150"
 }

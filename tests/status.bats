@@ -227,3 +227,20 @@ sem_fill() {
 	assert_equal "$(grep -c '^token: ' <<<"$output")" 900
 	refute_output --partial "not listed"
 }
+
+@test "status of a semaphore needs no --limit: it shows the stored limit; a --limit that disagrees exits 64 with one line" {
+	run -0 redlock-cli acquire s --limit 2 -t 30s
+	run --separate-stderr redlock-cli status s
+	assert_success
+	assert_line "limit: 2"
+	assert_line "holders: 1"
+	run --separate-stderr redlock-cli status s --json
+	assert_success
+	[[ $output == *'"mode":"semaphore"'* && $output == *'"limit":2'* ]] ||
+	    fail "$output"
+	run --separate-stderr redlock-cli status s --limit 3
+	assert_failure 64
+	assert_output ''
+	assert_equal "$stderr" "redlock-cli: lock 's' is a semaphore of 2 slots: --limit 3 does not match it"
+	run -0 redlock-cli status s --limit 2
+}
