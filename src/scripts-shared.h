@@ -192,8 +192,8 @@
  *   rd_run(): the end (rank, token), or nil
  *   rd_run_extend(me): the run grows over the readers queued after its
  *   end, up to the first waiter that is not a reader, at most 1000 a
- *   call (the next admission goes on), each woken but me; returns the
- *   end.  Only while the lock is free for readers: a reader woken while
+ *   call (the next admission goes on), each woken but me (a reader, even
+ *   before its first refusal notes it in KEYS[10]); returns the end.  Only while the lock is free for readers: a reader woken while
  *   a writer holds would not be woken again.
  */
 #define LUA_SHARED_RUN							\
@@ -216,8 +216,10 @@
 	"  for i = 1, #z, 2 do\n"					\
 	"    local t, s = z[i], tonumber(z[i + 1])\n"			\
 	"    if not rs or s > rs or t > rt then\n"			\
-	"      if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
-	"      if t ~= me then rd_wake(t) end\n"			\
+	"      if t ~= me then\n"					\
+	"        if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
+	"        rd_wake(t)\n"						\
+	"      end\n"							\
 	"      ns, nt, at = s, t, z[i + 1]\n"				\
 	"    end\n"							\
 	"  end\n"							\

@@ -445,3 +445,13 @@ admit_calls() {
 	echo "150 readers: $c150 calls, 600 readers: $c600 calls"
 	((c600 <= 5 * c150)) || fail "600 readers cost $c600 calls, 150 cost $c150"
 }
+
+@test "--queue fifo: a reader that finds the lock free or held by readers only, with nobody queued, gets in at its first attempt" {
+	local s t
+	t=$(now_ms)
+	run -0 redlock-cli run k -s --queue fifo -w 5s -- true
+	s=$(redlock-cli acquire k -s -t 10s)
+	run -0 redlock-cli run k -s --queue fifo -w 5s -- true
+	(($(now_ms) - t < 1000)) || fail "took $(($(now_ms) - t)) ms"
+	run -0 redlock-cli release k --token "$s"
+}
