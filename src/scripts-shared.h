@@ -181,9 +181,9 @@
  * are let in together while the lock is free for readers.  Its end, the
  * rank and token of its last reader, is kept in the queue's ':who' hash
  * (field ':run', which no token can be), so that each waiter is looked at
- * once, when the run reaches it, and woken then: admitting N readers
- * costs server work in N, where looking again at every reader ahead at
- * each admission cost N squared.  Every waiter queued at or before the
+ * once, when the run reaches it, and woken then, and a reader's turn is
+ * one comparison with the end: admitting N readers costs server work in
+ * N, not in N squared.  Every waiter queued at or before the
  * end is a reader: the run stops at the first one that is not, and a
  * writer that queues before the end (a lower --order) cuts the run back
  * (the mutex's mode_wait, rd_run_cut).  Those of the run that have been
@@ -193,8 +193,9 @@
  *   rd_run_extend(me): the run grows over the readers queued after its
  *   end, up to the first waiter that is not a reader, at most 1000 a
  *   call (the next admission goes on), each woken but me (a reader, even
- *   before its first refusal notes it in KEYS[10]); returns the end.  Only while the lock is free for readers: a reader woken while
- *   a writer holds would not be woken again.
+ *   before its first refusal notes it in KEYS[10]); returns the end.
+ *   Only while the lock is free for readers: a reader woken while a
+ *   writer holds would not be woken again.
  */
 #define LUA_SHARED_RUN							\
 	"local function rd_run()\n"					\
@@ -252,7 +253,7 @@
 	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"end\n"							\
 	LUA_SHARED_RUN							\
-	"local function rd_wake_queue() rd_run_extend() end\n"							\
+	"local function rd_wake_queue() rd_run_extend() end\n"	\
 	"local wake_one = wake_waiters\n"				\
 	"local function wake_waiters()\n"				\
 	"  if rd_left then return end\n"				\
