@@ -374,7 +374,7 @@
 	"  if free <= 0 then return false end\n"			\
 	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
 	"  local rs, rt = rd_run_extend(token)\n"			\
-	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"	\
+	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"\
 	"end\n"							\
 	"local function queue_admitted() rd_run_extend() end\n"
 
