@@ -45,8 +45,8 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 	/* A semaphore's limit is stored with it: a --limit that disagrees
 	 * is a mistake, and without one the stored limit is shown. */
 	if (a->limit > 0 && st.limit > 0 && st.limit != a->limit) {
-		log_warnx("lock '%s' is a semaphore of %lld slots: --limit %lld "
-		    "does not match it", a->key, (long long)st.limit,
+		log_warnx("lock '%s' is a semaphore of %lld slots: --limit "
+		    "%lld does not match it", a->key, (long long)st.limit,
 		    (long long)a->limit);
 		lock_state_free(&st);
 		lock_close(l);

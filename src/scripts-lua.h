@@ -565,8 +565,8 @@
  * the readers of a shared lock) answers, their metadata "<token>:field"
  * in hash meta: at most LUA_FORCE_MAX of them, so that the reply stays
  * within the client's bounds however many held, and for the rest one
- * entry {'', 'more', N}, whose empty token is no holder's.  The caller
- * deletes the keys.
+ * entry {'', 'more', N}, whose empty token is no holder's (force's
+ * reply, LUA_FORCE_BODY, is this list).  The caller deletes the keys.
  */
 #define LUA_FORCE_MAX	"1000"
 
@@ -606,8 +606,7 @@
  *   ARGV[1] prefix of per-waiter wake keys, ARGV[2] prefix of holders'
  *   cancel keys, ARGV[3] our host, ARGV[4] our pid
  *   returns {{token, host, pid, command, since}, ...}: each holder
- *   removed ('' where unknown: a foreign client's lock), {} if none; at
- *   most LUA_FORCE_MAX, then {'', 'more', N} (LUA_DROP_LIST).
+ *   removed ('' where unknown: a foreign client's lock), {} if none.
  */
 #define LUA_FORCE_BODY							\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\

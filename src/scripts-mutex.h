@@ -5,9 +5,10 @@
  * same key excludes us and is excluded.  Its metadata hash expires
  * LUA_LINGER_MS after the lock's TTL, the fence counter LUA_FENCE_KEEP_MS
  * after it (every take and renewal sets both), so a lock that expires
- * leaves nothing behind but the counter; release deletes the hash at once.  After an expiry the hash's "token" field no
- * longer matches the lock, and status ignores it.  Included by
- * scripts-lua.h only, after scripts-shared.h.
+ * leaves nothing behind but the counter; release deletes the hash at
+ * once.  After an expiry the hash's "token" field no longer matches the
+ * lock, and status ignores it.  Included by scripts-lua.h only, after
+ * scripts-shared.h.
  *
  * While readers hold (-s), the key is the readers' marker instead
  * (scripts-shared.h): busy for an exclusive request, which then notes its

@@ -181,9 +181,9 @@
  * are let in together while the lock is free for readers.  Its end, the
  * rank and token of its last reader, is kept in the queue's ':who' hash
  * (field ':run', which no token can be), so that each waiter is looked at
- * once, when the run reaches it, and woken then: admitting N readers
- * costs server work in N, where looking again at every reader ahead at
- * each admission cost N squared.  Every waiter queued at or before the
+ * once, when the run reaches it, and woken then, and a reader's turn is
+ * one comparison with the end: admitting N readers costs server work in
+ * N, not in N squared.  Every waiter queued at or before the
  * end is a reader: the run stops at the first one that is not, and a
  * writer that queues before the end (a lower --order) cuts the run back
  * (the mutex's mode_wait, rd_run_cut).  Those of the run that have been
@@ -192,9 +192,10 @@
  *   rd_run(): the end (rank, token), or nil
  *   rd_run_extend(me): the run grows over the readers queued after its
  *   end, up to the first waiter that is not a reader, at most 1000 a
- *   call (the next admission goes on), each woken but me; returns the
- *   end.  Only while the lock is free for readers: a reader woken while
- *   a writer holds would not be woken again.
+ *   call (the next admission goes on), each woken but me (a reader, even
+ *   before its first refusal notes it in KEYS[10]); returns the end.
+ *   Only while the lock is free for readers: a reader woken while a
+ *   writer holds would not be woken again.
  */
 #define LUA_SHARED_RUN							\
 	"local function rd_run()\n"					\
@@ -216,8 +217,10 @@
 	"  for i = 1, #z, 2 do\n"					\
 	"    local t, s = z[i], tonumber(z[i + 1])\n"			\
 	"    if not rs or s > rs or t > rt then\n"			\
-	"      if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
-	"      if t ~= me then rd_wake(t) end\n"			\
+	"      if t ~= me then\n"					\
+	"        if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
+	"        rd_wake(t)\n"						\
+	"      end\n"							\
 	"      ns, nt, at = s, t, z[i + 1]\n"				\
 	"    end\n"							\
 	"  end\n"							\
@@ -250,7 +253,7 @@
 	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
 	"end\n"							\
 	LUA_SHARED_RUN							\
-	"local function rd_wake_queue() rd_run_extend() end\n"							\
+	"local function rd_wake_queue() rd_run_extend() end\n"	\
 	"local wake_one = wake_waiters\n"				\
 	"local function wake_waiters()\n"				\
 	"  if rd_left then return end\n"				\
@@ -368,7 +371,7 @@
 	"  if free <= 0 then return false end\n"			\
 	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
 	"  local rs, rt = rd_run_extend(token)\n"			\
-	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"	\
+	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"\
 	"end\n"							\
 	"local function queue_admitted() rd_run_extend() end\n"
 

@@ -445,3 +445,28 @@ admit_calls() {
 	echo "150 readers: $c150 calls, 600 readers: $c600 calls"
 	((c600 <= 5 * c150)) || fail "600 readers cost $c600 calls, 150 cost $c150"
 }
+
+@test "--queue fifo: a reader that finds the lock free or held by readers only, with nobody queued, gets in at its first attempt" {
+	local s t
+	t=$(now_ms)
+	run -0 redlock-cli run k -s --queue fifo -w 5s -- true
+	s=$(redlock-cli acquire k -s -t 10s)
+	run -0 redlock-cli run k -s --queue fifo -w 5s -- true
+	(($(now_ms) - t < 1000)) || fail "took $(($(now_ms) - t)) ms"
+	run -0 redlock-cli release k --token "$s"
+}
+
+@test "--queue fifo: a writer that queues with a lower --order than readers already let in still goes before a later reader" {
+	local r0 r1
+	r0=$(redlock-cli acquire k -s -t 20s)
+	r1=$(redlock-cli acquire k -s --queue fifo --order 10 -w 2s -t 20s)
+	start_bg w acquire k --queue fifo --order 5 -w 20s -t 5s
+	wait_until queued 1
+	# Order 7: after the writer's 5, whatever order 10 was let in before.
+	run --separate-stderr redlock-cli acquire k -s --queue fifo --order 7 -w 500ms
+	assert_failure 1
+	run -0 redlock-cli release k --token "$r0"
+	run -0 redlock-cli release k --token "$r1"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+}
