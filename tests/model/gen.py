@@ -13,9 +13,9 @@ def schedule(seed, nclients=None):
         if kind == "shared": args.append("-s")
         if kind == "latest":
             args += ["--queue", "latest", "--order", str(r.choice([5, 10]))]
-            if r.random() < 0.6: args.append("--cancel-running")
+            if r.random() < 0.7: args.append("--cancel-running")
         if kind == "probe":
             args = ["acquire", key, "-n", "--queue", "latest"]
         if args[0] == "run": args += ["-w", "5"]
-        sched.append((round(t, 2), args, r.choice([0.3, 0.8]), r.choice([0, 0, 3])))
+        sched.append((round(t, 2), args, r.choice([0.3, 0.8, 1.5]), r.choice([0, 0, 3])))
     return sched
