@@ -327,3 +327,8 @@ clean:
 # run with its history checker (make stress).
 include tests/fuzz/fuzz.mk
 -include tests/stress/stress.mk
+
+# the randomized model checker (tests/model/README.md); MODEL_SECONDS overrides
+model: redlock-cli
+	tests/model/check --binary ./redlock-cli --seconds $${MODEL_SECONDS:-600} --all
+.PHONY: model
