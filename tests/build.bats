@@ -214,3 +214,16 @@ hardened() {
 	assert_line -n 0 'make check: bats is not installed: skipping the bats suite, running the unit tests only'
 	assert_line --regexp '^[0-9]+ passed, 0 failed$'
 }
+
+@test "the static-pie build's name lookups open no NSS module, whatever nsswitch.conf names" {
+	need strace unshare
+	[ "$(id -u)" = 0 ] || skip "needs root for a private mount of nsswitch.conf"
+	run -0 make -C "$ROOT" --no-print-directory -j2 STATIC=1 BUILDDIR=build/t-static build/t-static/redlock-cli
+	printf 'hosts: files mdns4_minimal resolve dns\n' >"$BATS_TEST_TMPDIR/nss"
+	# A name in no hosts file: every source in the list is asked.
+	run unshare -m sh -c 'mount --bind "$1" /etc/nsswitch.conf &&
+	    exec strace -f -e trace=openat "$2" -u redis://no-such-host.invalid:1 status k' \
+	    sh "$BATS_TEST_TMPDIR/nss" "$ROOT/build/t-static/redlock-cli"
+	refute_output --partial libnss_
+	assert_output --partial /etc/hosts
+}
