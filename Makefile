@@ -59,49 +59,61 @@ once	= $(eval $(1) := $(2))$($(1))
 WERROR	?= 1
 WFLAGS	= -std=c11 -D_GNU_SOURCE -Wall -Wextra $(if $(filter-out 0,$(WERROR)),-Werror)
 PKG_CFLAGS = $(call once,PKG_CFLAGS,$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null))
-ALL_CFLAGS = $(CPPFLAGS) $(WFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-# STATIC says what is linked statically, for start-up time: a lock in
-# front of every cron job should start as fast as flock, and the dynamic
-# loader's work costs measurable time per start (bench/README.md, "Shared
-# locks").
-#   1 (the default): everything, when the archives of all of it exist:
-#	hiredis, libuuid, OpenSSL and the C library.  One executable that
-#	needs no shared library; not position-independent, as static
-#	executables are not (its own addresses are fixed; the stack, heap
-#	and mappings are still randomised).  OpenSSL is linked in
-#	(src/tls-linked.c).  The link prints glibc's warnings about
-#	getaddrinfo, gethostbyname and dlopen: a host name is looked up in
-#	a child process (src/conn-resolve.c), with the files and DNS lookups
-#	that the static C library has built in (an address needs none); a
-#	module that nsswitch.conf adds (mdns, resolve) is opened in that
-#	child only, which answers through a pipe, so that at worst the
-#	lookup fails.  OpenSSL's gethostbyname and dlopen are never called.
-#	Else as libs.
-#   libs: hiredis and libuuid only; the C library shared, and libssl opened
-#	at the first TLS connection (src/tls-dlopen.c).  What make sanitize
-#	and make valgrind build: ASan and memcheck need the shared C library.
-#   0: the shared libraries, as distributions do.
+# Hardening, always on (the flags dpkg-buildflags gives with
+# hardening=+all, and more where the compiler has them): PIE, the stack
+# protector, _FORTIFY_SOURCE (3 where the compiler has
+# __builtin_dynamic_object_size, else 2), -fcf-protection, and full RELRO
+# (-z relro -z now: the GOT read-only once loaded).  A packager's own
+# _FORTIFY_SOURCE in CPPFLAGS or CFLAGS wins; HARDEN=0 drops them all.
+HARDEN	?= 1
+# cc_has FLAGS,PROGRAM: y when the compiler takes both without a word.
+cc_has	= $(shell printf '$(2)' | $(CC) -Werror $(1) -x c -c - -o /dev/null 2>/dev/null && echo y)
+FORTIFY	= $(call once,FORTIFY,$(if $(call cc_has,-O2,\043if !__has_builtin(__builtin_dynamic_object_size)\n\043error\n\043endif\nint x;\n),3,2))
+CF_PROT	= $(call once,CF_PROT,$(if $(call cc_has,-fcf-protection,int x;\n),-fcf-protection))
+HARDEN_CPPFLAGS = $(if $(filter-out 0,$(HARDEN)),$(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,-D_FORTIFY_SOURCE=$(FORTIFY)))
+HARDEN_CFLAGS = $(if $(filter-out 0,$(HARDEN)),-fPIE -fstack-protector-strong $(CF_PROT))
+RELRO	= -Wl,-z,relro -Wl,-z,now
+HARDEN_LDFLAGS = $(if $(filter-out 0,$(HARDEN)),$(RELRO))
+ALL_CFLAGS = $(HARDEN_CPPFLAGS) $(if $(filter 1,$(STATIC)),-DREDLOCK_STATIC) $(CPPFLAGS) $(WFLAGS) $(PKG_CFLAGS) $(HARDEN_CFLAGS) $(CFLAGS)
+
+# STATIC: how the executable is linked.
+#   0 (the default): the C library, OpenSSL, hiredis and libuuid shared,
+#	as distributions link them, so that their security updates reach
+#	it and OpenSSL follows the system's openssl.cnf.  libssl is opened
+#	at the first TLS connection (src/tls-dlopen.c), not at every start.
+#	What make sanitize and make valgrind need: ASan and memcheck work
+#	with the shared C library only.
+#   1: one static-pie executable, with everything in it, for a CI runner
+#	or a FROM scratch container (make dist): position-independent like
+#	the default, with the same hardening.  OpenSSL is linked in
+#	(src/tls-linked.c); it reads no openssl.cnf and sets its own floor,
+#	TLS 1.2 at security level 2.  A host name is looked up in a child
+#	process (src/conn-resolve.c) with the files and DNS lookups built
+#	into the static C library, never an NSS module.  The link prints
+#	glibc's three warnings that getaddrinfo, gethostbyname and dlopen
+#	would need the shared libraries of the same glibc at run time:
+#	nothing of ours calls the last two, and the lookup child needs none
+#	for files and DNS (README.md, "A static executable").
 # Each archive is looked for in the library's pkg-config libdir first (a
 # hiredis of one's own: PKG_CONFIG_PATH), then where the compiler finds
 # libraries (Debian 12's hiredis.pc names /usr/lib, where its archive is
 # not).
-STATIC	?= 1
-$(if $(filter-out 0 1 libs,$(STATIC)),$(error STATIC is 1, libs or 0, not '$(STATIC)'))
+STATIC	?= 0
+$(if $(filter-out 0 1,$(STATIC)),$(error STATIC is 0 or 1, not '$(STATIC)'))
 # archive NAME[,PKG]: the path of libNAME.a, or nothing.
 archive	= $(firstword $(wildcard $(shell $(PKG_CONFIG) --variable=libdir $(or $(2),$(1)) 2>/dev/null)/lib$(1).a) \
 	  $(abspath $(wildcard $(shell $(CC) -print-file-name=lib$(1).a))))
-HIREDIS_A = $(call once,HIREDIS_A,$(call archive,hiredis))
-UUID_A	= $(call once,UUID_A,$(call archive,uuid))
-SSL_A	= $(call once,SSL_A,$(call archive,ssl,libssl))
-CRYPTO_A = $(call once,CRYPTO_A,$(call archive,crypto,libcrypto))
-LIBC_A	= $(call once,LIBC_A,$(call archive,c))
-LIBS_STATIC = $(and $(filter-out 0,$(STATIC)),$(HIREDIS_A),$(UUID_A))
-ALL_STATIC = $(and $(filter 1,$(STATIC)),$(LIBS_STATIC),$(SSL_A),$(CRYPTO_A),$(LIBC_A))
+# STATIC=1 without one of the archives is an error, not a quiet shared link.
+need_a	= $(or $(call archive,$(1),$(2)),$(error STATIC=1: no lib$(1).a found (Debian: $(3))))
+STATIC_LIBS = $(call once,STATIC_LIBS,$(call need_a,hiredis,,libhiredis-dev) \
+	  $(call need_a,uuid,,uuid-dev) $(call need_a,ssl,libssl,libssl-dev) \
+	  $(call need_a,crypto,libcrypto,libssl-dev))
 SHARED_LIBS = $(call once,SHARED_LIBS,$(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lhiredis -luuid))
-LINK_LIBS = $(if $(ALL_STATIC),-static $(HIREDIS_A) $(UUID_A) $(SSL_A) $(CRYPTO_A) -pthread,$(if $(LIBS_STATIC),$(HIREDIS_A) $(UUID_A),$(SHARED_LIBS)))
+LINK_MODE = $(if $(filter 1,$(STATIC)),-static-pie,-pie)
+LINK_LIBS = $(if $(filter 1,$(STATIC)),$(STATIC_LIBS) -pthread,$(SHARED_LIBS))
 # The objects linked: all but the other way to OpenSSL.
-TLS_OBJ	= $(call bp,$(if $(ALL_STATIC),src/tls-linked.o,src/tls-dlopen.o))
+TLS_OBJ	= $(call bp,$(if $(filter 1,$(STATIC)),src/tls-linked.o,src/tls-dlopen.o))
 LINK_OBJS = $(filter-out $(filter-out $(TLS_OBJ),$(call bp,src/tls-dlopen.o src/tls-linked.o)),$(1))
 # dlopen() is in libc from glibc 2.34 on; older ones need -ldl.
 NEED_LDL = $(call once,NEED_LDL,$(shell printf '\043include <dlfcn.h>\nint main(void){return dlopen("x",0)!=0;}' | \
@@ -127,8 +139,18 @@ ifneq ($(BIN),$(PROG))
 $(PROG): $(BIN)
 endif
 
-$(BIN): $(OBJS)
-	$(CC) $(WFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(OBJS)) $(ALL_LDLIBS)
+# The flags every object and the link were made with: a change of them
+# (STATIC=1 in the same BUILDDIR, CFLAGS) rebuilds everything.
+FLAGS_STAMP = $(call bp,.build-flags)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(CC) $(ALL_CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) $(LINK_LIBS) $(LDLIBS)' | \
+	    cmp -s - $@ || printf '%s\n' '$(CC) $(ALL_CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) $(LINK_LIBS) $(LDLIBS)' >$@
+FORCE:
+$(OBJS) $(call bp,src/sha1.o): $(FLAGS_STAMP)
+
+$(BIN): $(OBJS) $(FLAGS_STAMP)
+	$(CC) $(WFLAGS) $(HARDEN_CFLAGS) $(CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(OBJS)) $(ALL_LDLIBS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
@@ -164,9 +186,9 @@ demo-deps:
 
 UNIT	= tests/unit/test-units
 UNIT_BIN = $(call bp,$(UNIT))
-$(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS))
+$(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS)) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$^) $(ALL_LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(filter %.c %.o,$^)) $(ALL_LDLIBS)
 ifneq ($(UNIT_BIN),$(UNIT))
 $(UNIT): $(UNIT_BIN)
 endif
@@ -216,7 +238,7 @@ SANDIR	= build/sanitize
 SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	   -fno-sanitize-recover=all
 sanitize:
-	$(MAKE) BUILDDIR=$(SANDIR) CFLAGS="$(SANFLAGS)" STATIC=libs \
+	$(MAKE) BUILDDIR=$(SANDIR) CFLAGS="$(SANFLAGS)" \
 	    $(SANDIR)/$(PROG) $(SANDIR)/$(UNIT)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:exitcode=99 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -228,7 +250,7 @@ sanitize:
 # and free there, and sees nothing of a static executable's heap.
 VGDIR	= build/valgrind
 valgrind:
-	$(MAKE) BUILDDIR=$(VGDIR) STATIC=libs $(VGDIR)/$(PROG) $(VGDIR)/$(UNIT)
+	$(MAKE) BUILDDIR=$(VGDIR) $(VGDIR)/$(PROG) $(VGDIR)/$(UNIT)
 	REDLOCK_TEST_BUILD=$(abspath $(VGDIR)) REDLOCK_TEST_VALGRIND=1 \
 	    $(BATS) $(SUITE)
 
@@ -297,6 +319,30 @@ uninstall:
 	    $(DESTDIR)$(BASHCOMPDIR)/redlock-cli $(DESTDIR)$(ZSHCOMPDIR)/_redlock-cli \
 	    $(DESTDIR)$(FISHCOMPDIR)/redlock-cli.fish
 
+# make dist: the release for CI runners and containers, in DISTDIR:
+# redlock-cli-VERSION-linux-ARCH.tar.gz, holding the static-pie executable
+# (built in build/dist with STATIC=1), the man page, the completions,
+# LICENSE and a README (README.md's opening and its "On a CI runner"),
+# and SHA256SUMS for the tarball.
+DISTDIR	= build/dist
+DISTBUILD = build/dist/static
+VERSION	= $(call once,VERSION,$(shell sed -n 's/^\#define VERSION[[:space:]]*"\(.*\)"/\1/p' src/redlock.h))
+ARCH	= $(call once,ARCH,$(firstword $(subst -, ,$(shell $(CC) -dumpmachine))))
+DISTNAME = $(PROG)-$(VERSION)-linux-$(ARCH)
+dist:
+	$(MAKE) --no-print-directory STATIC=1 BUILDDIR=$(DISTBUILD) $(DISTBUILD)/$(PROG)
+	rm -rf $(DISTDIR)/$(DISTNAME) && mkdir -p $(DISTDIR)/$(DISTNAME)/completions
+	install -m 755 $(DISTBUILD)/$(PROG) $(DISTDIR)/$(DISTNAME)/$(PROG)
+	install -m 644 $(MAN) LICENSE $(DISTDIR)/$(DISTNAME)/
+	install -m 644 completions/redlock-cli.bash completions/_redlock-cli \
+	    completions/redlock-cli.fish $(DISTDIR)/$(DISTNAME)/completions/
+	awk '/^## / { n++ } n == 0 || /^### On a CI runner/ { p = 1 } \
+	    /^##/ && !/^### On a CI runner/ && n > 0 { p = 0 } p' README.md \
+	    >$(DISTDIR)/$(DISTNAME)/README
+	cd $(DISTDIR) && tar --owner=0 --group=0 --numeric-owner --sort=name \
+	    -czf $(DISTNAME).tar.gz $(DISTNAME) && rm -rf $(DISTNAME) && \
+	    sha256sum $(DISTNAME).tar.gz >SHA256SUMS && cat SHA256SUMS
+
 # make deb: the Debian package from debian/ (dpkg-buildpackage -us -uc -b,
 # whose dh_auto_test is make check), built from a copy of the tree in
 # build/deb/src; the .deb, build.log and lintian.txt land in build/deb/.
@@ -316,12 +362,12 @@ deb:
 	    rc=$$?; cat $(DEBDIR)/lintian.txt; ls $(DEBDIR)/*.deb; exit $$rc
 
 clean:
-	rm -f $(BIN) $(UNIT_BIN) $(OBJS) $(OBJS:.o=.d) $(call bp,src/sha1.o src/sha1.d) \
+	rm -f $(BIN) $(UNIT_BIN) $(FLAGS_STAMP) $(OBJS) $(OBJS:.o=.d) $(call bp,src/sha1.o src/sha1.d) \
 	    src/scripts-sha.h $(SHATOOL)
-	rm -rf build/sanitize build/valgrind build/hiredis-static build/hiredis-shared
+	rm -rf build/sanitize build/valgrind build/hiredis-static build/hiredis-shared build/dist
 
-.PHONY: all deps demo-deps test check test-acl test-hiredis test-servers valgrind bench bench-deps \
-	demo sanitize lint install uninstall deb clean
+.PHONY: FORCE all deps demo-deps test check test-acl test-hiredis test-servers valgrind bench bench-deps \
+	demo sanitize lint install uninstall dist deb clean
 
 # libFuzzer targets (make fuzz; FUZZ_SECONDS per target) and the stress
 # run with its history checker (make stress).

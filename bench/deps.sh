@@ -5,7 +5,8 @@
 # etcdctl (etcd-server, etcd-client), gnuplot for the chart (gnuplot-nox),
 # Redis, openssl (the TLS case), curl (etcd's metrics), valgrind (the
 # instruction counts), a C compiler (bench/helper.c), git (the pre-TLS
-# build), and Node.js with npm when no `node` is on PATH.  Then the npm
+# build), hyperfine (bench/hardened.sh), and Node.js with npm when no
+# `node` is on PATH.  Then the npm
 # packages of the node-redlock peer, exactly as bench/node/package-lock.json
 # pins them, into bench/node/node_modules (`npm ci`).
 #
@@ -16,7 +17,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-pkgs="util-linux etcd-server etcd-client gnuplot-nox redis-server redis-tools"
+pkgs="util-linux etcd-server etcd-client gnuplot-nox redis-server redis-tools hyperfine"
 pkgs+=" openssl curl valgrind gcc libc6-dev git"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	pkgs+=" nodejs npm"

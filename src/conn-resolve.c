@@ -28,6 +28,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef REDLOCK_STATIC
+#include <nss.h>
+#endif
+
 #include "conn-impl.h"
 
 
@@ -109,6 +113,11 @@ conn_lookup_child(int fd, const char *host, const char *port)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
+#ifdef REDLOCK_STATIC
+	/* Static: files and DNS, built into the C library; no NSS module,
+	 * which would load a second, shared C library (make STATIC=1). */
+	(void)__nss_configure_lookup("hosts", "files dns");
+#endif
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0) {
 		memset(&rec, 0, sizeof(rec));

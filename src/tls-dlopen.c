@@ -42,6 +42,16 @@ tls_api_load(struct tls_api *api, char *err, size_t len)
 	return (0);
 }
 
+/* The shared libssl reads openssl.cnf: the site's policy is the floor. */
+int
+tls_ctx_floor(SSL_CTX *ctx, char *err, size_t len)
+{
+	(void)ctx;
+	(void)err;
+	(void)len;
+	return (0);
+}
+
 /*
  * Which libssl a TLS connection would load ("libssl.so.3 loadable"),
  * found by loading it and letting it go again.

@@ -5,9 +5,9 @@
  *	tls.c		the context, the sessions, their reads and writes,
  *			through the table of OpenSSL's functions below
  *	tls-dlopen.c	fills the table from a libssl opened with dlopen()
- *			at the first TLS connection: builds with the shared
- *			C library (STATIC=0, STATIC=libs)
- *	tls-linked.c	fills it from the OpenSSL linked in: the static
+ *			at the first TLS connection: the default build,
+ *			with the shared C library (STATIC=0)
+ *	tls-linked.c	fills it from the OpenSSL linked in: the static-pie
  *			build (STATIC=1), which has no dynamic loader to
  *			open a library with
  *
@@ -65,5 +65,9 @@ struct tls_api {
  * has tls_describe() (redlock.h): for --version, the OpenSSL a TLS
  * connection would use. */
 int	tls_api_load(struct tls_api *, char *, size_t);
+/* The context's protocol floor: none of ours where OpenSSL reads the
+ * system's openssl.cnf (its crypto policy applies), TLS 1.2 at security
+ * level 2 where it reads none.  0, or -1 with err set. */
+int	tls_ctx_floor(SSL_CTX *, char *, size_t);
 
 #endif /* TLS_IMPL_H */

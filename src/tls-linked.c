@@ -8,7 +8,9 @@
  *
  * OpenSSL's configuration file (openssl.cnf) is not read: the modules it
  * may name (providers, engines) are shared objects, which would need
- * dlopen() too.  The trust store, SSL_CERT_FILE and SSL_CERT_DIR work as
+ * dlopen() too.  So no site's crypto policy applies, and tls_ctx_floor()
+ * sets ours: TLS 1.2 or newer, at security level 2 (112-bit keys, no SHA-1
+ * signatures).  The trust store, SSL_CERT_FILE and SSL_CERT_DIR work as
  * in any OpenSSL program.
  */
 
@@ -30,6 +32,17 @@ tls_api_load(struct tls_api *api, char *err, size_t len)
 #define TLS_API_LINK(name)	api->p_##name = name;
 	TLS_API(TLS_API_LINK)
 #undef TLS_API_LINK
+	return (0);
+}
+
+int
+tls_ctx_floor(SSL_CTX *ctx, char *err, size_t len)
+{
+	SSL_CTX_set_security_level(ctx, 2);
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+		(void)snprintf(err, len, "cannot set TLS 1.2 as the minimum");
+		return (-1);
+	}
 	return (0);
 }
 

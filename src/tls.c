@@ -71,6 +71,8 @@ tls_setup(const struct tls_options *o, char *err, size_t len)
 		tls_ssl_error("cannot create a TLS context", err, len);
 		return (EXIT_UNAVAILABLE);
 	}
+	if (tls_ctx_floor(tls.ctx, err, len) == -1)
+		return (EXIT_UNAVAILABLE);
 	/* Writes are retried from where they stopped, buffer unchanged. */
 	(void)api.p_SSL_CTX_ctrl(tls.ctx, SSL_CTRL_MODE,
 	    SSL_MODE_ENABLE_PARTIAL_WRITE |

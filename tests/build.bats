@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # The Makefile for packagers (make -n: nothing is built or removed here):
-# STATIC, WERROR, CPPFLAGS, LDFLAGS, CC_FOR_BUILD, pkg-config's libdir, no
+# STATIC, the hardening, WERROR, CPPFLAGS, LDFLAGS, CC_FOR_BUILD, pkg-config's libdir, no
 # probe on make clean, sanitize in its own directory; and make check's
 # one-line skips.
 
@@ -15,29 +15,110 @@ mk() {
 	run -0 make -C "$ROOT" --no-print-directory -n -B "$@"
 }
 
-@test "the default links everything statically, OpenSSL and the C library too; STATIC=libs hiredis and libuuid; STATIC=0 nothing" {
+@test "the default links the C library and OpenSSL shared, hiredis and libuuid too; STATIC=1 links everything statically" {
 	mk BUILDDIR=build/t build/t/redlock-cli
-	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-linked\.o .*-static .*/libhiredis\.a .*/libuuid\.a .*/libssl\.a .*/libcrypto\.a'
+	assert_line --regexp '^cc .* -pie .* -o build/t/redlock-cli .* build/t/src/tls-dlopen\.o .*-lhiredis .*-luuid'
+	refute_line --regexp '^cc .* -o build/t/redlock-cli .*( -static|libhiredis\.a|tls-linked\.o)'
+	mk BUILDDIR=build/t STATIC=1 build/t/redlock-cli
+	assert_line --regexp '^cc .* -static-pie .* -o build/t/redlock-cli .* build/t/src/tls-linked\.o .*/libhiredis\.a .*/libuuid\.a .*/libssl\.a .*/libcrypto\.a'
 	refute_line --regexp '^cc .* -o build/t/redlock-cli .*tls-dlopen\.o'
-	mk BUILDDIR=build/t STATIC=libs build/t/redlock-cli
-	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-dlopen\.o .*/libhiredis\.a .*/libuuid\.a'
-	refute_line --regexp '^cc .* -o build/t/redlock-cli .*( -static |libssl\.a|tls-linked\.o)'
-	mk BUILDDIR=build/t STATIC=0 build/t/redlock-cli
-	assert_line --regexp '^cc .* -o build/t/redlock-cli .* build/t/src/tls-dlopen\.o .*-lhiredis .*-luuid'
-	refute_line --regexp '^cc .* -o build/t/redlock-cli .*(libhiredis\.a| -static |tls-linked\.o)'
 	# The unit tests link the same way: one of the two, never both.
-	mk BUILDDIR=build/t build/t/tests/unit/test-units
-	assert_line --regexp '^cc .* -o build/t/tests/unit/test-units .*tls-linked\.o .*-static '
+	mk BUILDDIR=build/t STATIC=1 build/t/tests/unit/test-units
+	assert_line --regexp '^cc .* -static-pie .* -o build/t/tests/unit/test-units .*tls-linked\.o'
 	refute_line --regexp '^cc .* -o build/t/tests/unit/test-units .*tls-dlopen\.o'
 }
 
-@test "STATIC other than 1, libs or 0 is refused with one line" {
-	run make -C "$ROOT" --no-print-directory -n STATIC=yes
+@test "STATIC other than 0 or 1 is refused with one line" {
+	run make -C "$ROOT" --no-print-directory -n STATIC=libs
 	assert_failure 2
-	assert_output --partial "STATIC is 1, libs or 0, not 'yes'"
+	assert_output --partial "STATIC is 0 or 1, not 'libs'"
 }
 
-@test "the static link takes libhiredis.a from hiredis's pkg-config libdir" {
+@test "every hardening flag of dpkg-buildflags' hardening=+all is on the default's command lines" {
+	need dpkg-buildflags
+	local v f
+	mk BUILDDIR=build/t build/t/redlock-cli
+	for v in CFLAGS CPPFLAGS LDFLAGS; do
+		for f in $(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get $v); do
+			case $f in
+			-fstack-protector*|-D_FORTIFY_SOURCE=*|-Wl,-z,*|-fcf-protection*|-fPIE|-pie) ;;
+			*) continue ;;
+			esac
+			[ "$f" != -D_FORTIFY_SOURCE=2 ] || f=-D_FORTIFY_SOURCE=
+			if [ "$v" = LDFLAGS ]; then
+				assert_line --regexp "^cc .*${f//./\\.}.* -o build/t/redlock-cli "
+			else
+				assert_line --regexp "^cc .*${f//./\\.}.* -o build/t/src/url\\.o "
+			fi
+		done
+	done
+}
+
+# hardened BIN: DYN, full RELRO, and our objects built with the stack
+# protector and _FORTIFY_SOURCE (a __*_chk function called).
+hardened() {
+	LC_ALL=C readelf -h "$1" | grep -E '^ +Type: +DYN ' ||
+	    fail "$1 is not position-independent: $(LC_ALL=C readelf -h "$1" | grep Type:)"
+	LC_ALL=C readelf -l "$1" | grep -q GNU_RELRO || fail "$1: no GNU_RELRO"
+	LC_ALL=C readelf -d "$1" | grep -qE '\((FLAGS|FLAGS_1)\) .*\b(BIND_NOW|NOW)\b' ||
+	    fail "$1: no BIND_NOW"
+	LC_ALL=C readelf -sW "$1" | grep -qE ' __stack_chk_fail(@|$)' ||
+	    fail "$1: no __stack_chk_fail"
+	LC_ALL=C readelf -sW "$1" | grep -qE ' __[a-z0-9_]+_chk(@|$)' ||
+	    fail "$1: no __*_chk function"
+}
+
+@test "the default build is hardened: PIE with an interpreter, BIND_NOW, RELRO, stack protector, fortified; it links without a warning" {
+	need readelf
+	run -0 make -C "$ROOT" --no-print-directory -j2 BUILDDIR=build/t-default build/t-default/redlock-cli
+	refute_output --partial warning
+	local b="$ROOT/build/t-default/redlock-cli"
+	hardened "$b"
+	LC_ALL=C readelf -l "$b" | grep -q 'Requesting program interpreter' ||
+	    fail "no program interpreter: not linked with the shared C library"
+	LC_ALL=C readelf -d "$b" | grep -q 'NEEDED.*libc\.so' || fail "libc not shared"
+	run -0 "$b" --version
+	assert_output --regexp '^redlock-cli [0-9.]+ \(hiredis [0-9]+\.[0-9]+\.[0-9]+, TLS: libssl\.so\.[0-9.]+ loadable\)$'
+}
+
+@test "make STATIC=1 builds a static-pie executable with the same hardening" {
+	need readelf
+	run -0 make -C "$ROOT" --no-print-directory -j2 STATIC=1 BUILDDIR=build/t-static build/t-static/redlock-cli
+	local b="$ROOT/build/t-static/redlock-cli"
+	hardened "$b"
+	run -0 env LC_ALL=C readelf -l "$b"
+	refute_output --partial 'program interpreter'
+	run -0 env LC_ALL=C readelf -d "$b"
+	refute_output --partial NEEDED
+	# Our own objects, not only the C library's: protected and fortified.
+	LC_ALL=C readelf -sW "$ROOT/build/t-static/src/conn-io.o" |
+	    grep -q 'UND __stack_chk_fail' || fail "conn-io.o: no stack protector"
+	run -0 "$b" --version
+	assert_output --regexp '^redlock-cli [0-9.]+ \(hiredis [0-9]+\.[0-9]+\.[0-9]+, TLS: OpenSSL [0-9.]+[a-z]* linked\)$'
+}
+
+@test "make dist: a tarball of the static-pie executable whose SHA256SUMS verifies, and which runs from an empty directory" {
+	need readelf sha256sum
+	local d="$BATS_TEST_TMPDIR/dist" empty="$BATS_TEST_TMPDIR/empty" t
+	run -0 make -C "$ROOT" --no-print-directory -j2 dist DISTDIR="$d"
+	mkdir "$empty"
+	t=$(cd "$d" && ls redlock-cli-*-linux-*.tar.gz)
+	[[ $t =~ ^redlock-cli-[0-9]+\.[0-9]+\.[0-9]+-linux-[a-z0-9_]+\.tar\.gz$ ]] || fail "name: $t"
+	(cd "$d" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not verify"
+	tar -xzf "$d/$t" -C "$empty"
+	run -0 tar -tzf "$d/$t"
+	for f in redlock-cli redlock-cli.1 LICENSE README completions/redlock-cli.bash \
+	    completions/_redlock-cli completions/redlock-cli.fish; do
+		assert_line "${t%.tar.gz}/$f"
+	done
+	run -0 env LC_ALL=C readelf -l "$empty/${t%.tar.gz}/redlock-cli"
+	refute_output --partial 'program interpreter'
+	cd "$empty/${t%.tar.gz}"
+	run -0 env -i ./redlock-cli --version
+	assert_output --regexp '^redlock-cli [0-9.]+ \(hiredis .*linked\)$'
+}
+
+@test "STATIC=1 takes libhiredis.a from hiredis's pkg-config libdir" {
 	local d="$BATS_TEST_TMPDIR/hiredis"
 	mkdir -p "$d/lib/pkgconfig" "$d/include/hiredis"
 	: >"$d/lib/libhiredis.a"
@@ -46,7 +127,7 @@ mk() {
 	    'includedir=${prefix}/include' 'Name: hiredis' 'Description: t' \
 	    'Version: 1.2.0' 'Libs: -L${libdir} -lhiredis' \
 	    'Cflags: -I${includedir}' >"$d/lib/pkgconfig/hiredis.pc"
-	PKG_CONFIG_PATH="$d/lib/pkgconfig" mk BUILDDIR=build/t build/t/redlock-cli
+	PKG_CONFIG_PATH="$d/lib/pkgconfig" mk BUILDDIR=build/t STATIC=1 build/t/redlock-cli
 	assert_line --regexp "^cc .* -o build/t/redlock-cli .* $d/lib/libhiredis\\.a "
 	assert_line --regexp "^cc .* -I$d/include .*-c -o build/t/src/conn\\.o"
 }
@@ -56,7 +137,7 @@ mk() {
 	assert_line --regexp '^cc .*-Wall -Wextra -Werror .*-o build/t/src/url\.o'
 	mk BUILDDIR=build/t WERROR=0 CPPFLAGS=-DRL_TEST_CPP LDFLAGS=-Wl,-z,rl-test \
 	    build/t/redlock-cli
-	assert_line --regexp '^cc -DRL_TEST_CPP .*-Wall -Wextra .*-o build/t/src/url\.o'
+	assert_line --regexp '^cc (-D_FORTIFY_SOURCE=[23] +)?-DRL_TEST_CPP .*-Wall -Wextra .*-o build/t/src/url\.o'
 	refute_output --partial -- '-Werror'
 	assert_line --regexp '^cc .*-Wl,-z,rl-test .*-o build/t/redlock-cli '
 }
@@ -132,4 +213,17 @@ mk() {
 	assert_success
 	assert_line -n 0 'make check: bats is not installed: skipping the bats suite, running the unit tests only'
 	assert_line --regexp '^[0-9]+ passed, 0 failed$'
+}
+
+@test "the static-pie build's name lookups open no NSS module, whatever nsswitch.conf names" {
+	need strace unshare
+	[ "$(id -u)" = 0 ] || skip "needs root for a private mount of nsswitch.conf"
+	run -0 make -C "$ROOT" --no-print-directory -j2 STATIC=1 BUILDDIR=build/t-static build/t-static/redlock-cli
+	printf 'hosts: files mdns4_minimal resolve dns\n' >"$BATS_TEST_TMPDIR/nss"
+	# A name in no hosts file: every source in the list is asked.
+	run unshare -m sh -c 'mount --bind "$1" /etc/nsswitch.conf &&
+	    exec strace -f -e trace=openat "$2" -u redis://no-such-host.invalid:1 status k' \
+	    sh "$BATS_TEST_TMPDIR/nss" "$ROOT/build/t-static/redlock-cli"
+	refute_output --partial libnss_
+	assert_output --partial /etc/hosts
 }

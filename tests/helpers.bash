@@ -79,7 +79,7 @@ if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
 	if build_is_static; then
 		echo "helpers.bash: $REDLOCK_BUILD/redlock-cli is static:" \
 		    "memcheck cannot see its heap (make valgrind builds" \
-		    "with STATIC=libs)" >&2
+		    "with the default STATIC=0)" >&2
 		exit 1
 	fi
 	mkdir -p "$BATS_RUN_TMPDIR/vg"

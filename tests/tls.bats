@@ -72,7 +72,7 @@ setup_file() {
 
 teardown_file() {
 	stop_bg_jobs
-	for n in main mtls q1 q2 q3 auth; do
+	for n in main mtls q1 q2 q3 auth old; do
 		redis_stop "$n"
 	done
 }
@@ -272,6 +272,33 @@ setup() {
 		OPENSSL_CONF=$conf run -69 redlock-cli -u "$MAIN" \
 		    --cacert "$CERTS/ca.crt" acquire k
 		refute_key main k
+	fi
+}
+
+@test "the static build refuses a TLS 1.1-only server for its own floor (TLS 1.2); a shared one follows openssl.cnf" {
+	local conf="$BATS_TEST_TMPDIR/openssl.cnf" url
+	need readelf
+	# A server that speaks TLS 1.1 only, its own security level lowered
+	# so that its OpenSSL offers it at all.
+	tls_server old --tls-protocols TLSv1.1 --tls-ciphers 'DEFAULT:@SECLEVEL=0' ||
+	    fail "no TLS 1.1 server"
+	url="rediss://127.0.0.1:$(tls_port old)"
+	# A site whose policy allows TLS 1.0 and every security level.
+	printf '%s\n' 'openssl_conf = init' '[init]' 'ssl_conf = ssl' '[ssl]' \
+	    'system_default = sys' '[sys]' 'MinProtocol = TLSv1' \
+	    'CipherString = DEFAULT@SECLEVEL=0' >"$conf"
+	if build_is_static; then
+		# Refused for the protocol version, whatever openssl.cnf says.
+		OPENSSL_CONF=$conf run -69 redlock-cli -u "$url" \
+		    --cacert "$CERTS/ca.crt" acquire k
+		assert_output --regexp 'TLS handshake failed: .*(unsupported protocol|protocol version|no protocols available)'
+	else
+		# The system's policy (Debian's: TLS 1.2 at security level 2)
+		# refuses it; the site's lowered one lets it through.
+		run -69 redlock-cli -u "$url" --cacert "$CERTS/ca.crt" acquire k
+		assert_output --partial 'TLS handshake failed'
+		OPENSSL_CONF=$conf run -0 redlock-cli -u "$url" \
+		    --cacert "$CERTS/ca.crt" acquire k
 	fi
 }
 
