@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Named checks over a history; each returns a list of violation strings."""
 from model import order, is_latest, is_shared
 TOL = 0.02

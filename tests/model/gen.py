@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Draw a random concurrent schedule from a seed, biased to few keys and mixed modes."""
 import random
 

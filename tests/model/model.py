@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sequential reference facts of the contract used by the checks (see README.md)."""
 EXIT = {0: "ok", 1: "busy", 3: "not-held", 64: "usage", 69: "unavailable", 75: "lost/forced",
         80: "superseded", 81: "outdated", 82: "cancelled"}

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Start throwaway redis-server processes and run redlock-cli clients; record each outcome."""
 import os, socket, subprocess, tempfile, time, shutil
 

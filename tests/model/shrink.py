@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Delta debugging over a schedule: drop clients while the same check still fails."""
 import time
 def shrink(sched, fails, budget=60):
