@@ -90,11 +90,12 @@ ALL_CFLAGS = $(HARDEN_CPPFLAGS) $(if $(filter 1,$(STATIC)),-DREDLOCK_STATIC) $(C
 #	(src/tls-linked.c); it reads no openssl.cnf and sets its own floor,
 #	TLS 1.2 at security level 2.  A host name is looked up in a child
 #	process (src/conn-resolve.c) with the files and DNS lookups built
-#	into the static C library, never an NSS module.  The link prints
-#	glibc's three warnings that getaddrinfo, gethostbyname and dlopen
+#	into the static C library, never an NSS module.  glibc's libc.a
+#	warns at such a link that getaddrinfo, gethostbyname and dlopen
 #	would need the shared libraries of the same glibc at run time:
 #	nothing of ours calls the last two, and the lookup child needs none
-#	for files and DNS (README.md, "A static executable").
+#	for files and DNS.  src/tools/link-quiet.awk drops exactly those
+#	three from the link's output; any other line still shows.
 # Each archive is looked for in the library's pkg-config libdir first (a
 # hiredis of one's own: PKG_CONFIG_PATH), then where the compiler finds
 # libraries (Debian 12's hiredis.pc names /usr/lib, where its archive is
@@ -149,8 +150,15 @@ $(FLAGS_STAMP): FORCE
 FORCE:
 $(OBJS) $(call bp,src/sha1.o): $(FLAGS_STAMP)
 
+LINK_CMD = $(CC) $(WFLAGS) $(HARDEN_CFLAGS) $(CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(OBJS)) $(ALL_LDLIBS)
 $(BIN): $(OBJS) $(FLAGS_STAMP)
-	$(CC) $(WFLAGS) $(HARDEN_CFLAGS) $(CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(OBJS)) $(ALL_LDLIBS)
+ifeq ($(STATIC),1)
+	@echo '$(LINK_CMD)'
+	@$(LINK_CMD) 2>$@.ld; rc=$$?; \
+	    awk -f src/tools/link-quiet.awk $@.ld >&2; rm -f $@.ld; exit $$rc
+else
+	$(LINK_CMD)
+endif
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
@@ -183,6 +191,13 @@ deps:
 
 demo-deps:
 	@$(APT) $(DEMO_DEPS)
+
+# Whether every package make deps installs is there (CI's fresh root).
+deps-check:
+	@missing=$$(dpkg-query -W -f='$${db:Status-Abbrev} $${Package}\n' $(DEPS) 2>&1 | \
+	    awk '$$1 != "ii" { print $$NF }'); \
+	[ -z "$$missing" ] || { echo "not installed: $$missing" >&2; exit 1; }; \
+	echo "every package of make deps is installed"
 
 UNIT	= tests/unit/test-units
 UNIT_BIN = $(call bp,$(UNIT))
@@ -366,7 +381,7 @@ clean:
 	    src/scripts-sha.h $(SHATOOL)
 	rm -rf build/sanitize build/valgrind build/hiredis-static build/hiredis-shared build/dist
 
-.PHONY: FORCE all deps demo-deps test check test-acl test-hiredis test-servers valgrind bench bench-deps \
+.PHONY: FORCE all deps demo-deps deps-check test check test-acl test-hiredis test-servers valgrind bench bench-deps \
 	demo sanitize lint install uninstall dist deb clean
 
 # libFuzzer targets (make fuzz; FUZZ_SECONDS per target) and the stress

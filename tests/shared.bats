@@ -415,10 +415,13 @@ cluster_has() { cluster_keys | grep -qxF "$1"; }
 # $BATS_TEST_TMPDIR/calls.N.
 admit_calls() {
 	local n=$1 x i pid pids=()
+	# Hundreds of clients at once on a small CI machine: every command
+	# gets seconds, not the default 1s, for its replies.
+	local slow=(--connect-timeout 10s --io-timeout 10s)
 	redis_flush main
-	x=$(redlock-cli acquire k -t 60s)
+	x=$(redlock-cli acquire k -t 60s "${slow[@]}")
 	for i in $(seq 1 "$n"); do
-		redlock-cli run k -s --queue fifo -w 60s -t 30s -- true \
+		redlock-cli run k -s --queue fifo -w 120s -t 30s "${slow[@]}" -- true \
 		    </dev/null >/dev/null 2>&1 3>&- &
 		pids+=("$!")
 		BG_PIDS+=("$!")
@@ -426,7 +429,7 @@ admit_calls() {
 	WAIT_TRIES=600 wait_until queued "$n" ||
 	    fail "$(zcard main '{k}:queue') of $n readers queued"
 	rcli main CONFIG RESETSTAT >/dev/null
-	redlock-cli release k --token "$x"
+	redlock-cli release k --token "$x" "${slow[@]}"
 	for pid in "${pids[@]}"; do
 		wait "$pid" || fail "a reader exited $?"
 	done
