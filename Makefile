@@ -3,7 +3,7 @@
 
 PROG	= redlock-cli
 SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/cmd-extend.c src/cmd-help.c \
-	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c src/conn-connect.c src/conn-io.c src/conn-reply.c src/conn-bounds.c src/conn-resolve.c src/conn-sentinel.c src/conn-cluster.c \
+	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c src/conn-connect.c src/conn-io.c src/conn-poll.c src/conn-resp.c src/conn-reply.c src/conn-bounds.c src/conn-resolve.c src/conn-sentinel.c src/conn-redirect.c \
 	  src/lock.c src/lock-acquire.c src/lock-status.c src/lock-wait.c src/scripts.c src/tls.c src/supervise.c src/url.c src/duration.c \
 	  src/clock.c src/token.c src/log.c src/xmalloc.c \
 	  src/signame.c src/endsig.c src/keyslot.c src/json.c src/number.c src/help.c \
@@ -11,7 +11,7 @@ SRCS	= src/main.c src/cmd.c src/options.c src/settings.c src/cmd-acquire.c src/c
 # Operations (issue 17): list, release --force, and what they share with
 # status.
 SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
-	  src/conn-nodes.c
+	  src/conn-masters.c
 # run's guardian and the job's processes (see src/supervise-impl.h).
 SRCS	+= src/supervise-guard.c src/supervise-reap.c src/supervise-spawn.c \
 	  src/supervise-proc.c

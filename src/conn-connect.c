@@ -4,7 +4,7 @@
  * blocking (each address, and a cluster URL's seeds, in turn), then the
  * TLS handshake; the sentinels were asked where the master is before
  * (conn-sentinel.c).  Everything here
- * runs inside the poll loop of conn-io.c and is bounded by the connect
+ * runs inside the poll loop of conn-poll.c and is bounded by the connect
  * timeout and the caller's cap.
  */
 

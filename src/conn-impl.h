@@ -4,22 +4,25 @@
  * files share.  Nothing outside the connection layer includes it; the
  * rest of the program sees struct conn as opaque, through redlock.h.
  *
- * Only conn-io.c starts I/O.  The steps below it (a reply classified,
- * a connect or TLS handshake advanced, a sentinel's answer taken, a
- * redirect followed) return an enum conn_verdict saying what is to
- * happen next, and conn-io.c does it.  Who calls whom (checked with
- * grep; no file calls one above it, so there is no cycle):
+ * Only conn-io.c starts I/O, driven by the poll loop of conn-poll.c.
+ * The steps below it (a reply classified, a connect or TLS handshake
+ * advanced, a sentinel's answer taken, a redirect followed) return an
+ * enum conn_verdict saying what is to happen next, and conn-io.c does it.
+ * Who calls whom (tests/lint/floors.py checks that no file calls one
+ * above it, so there is no circle):
  *
- *	conn-nodes.c	-> conn-io.c conn-cluster.c conn.c
- *	conn-io.c	-> conn-connect.c conn-reply.c conn-sentinel.c
- *			   conn-cluster.c conn-bounds.c conn.c
+ *	conn-masters.c	-> conn-poll.c conn-redirect.c conn.c
+ *	conn-poll.c	-> conn-io.c conn-sentinel.c conn.c
+ *	conn-io.c	-> conn-resp.c conn-connect.c conn-reply.c
+ *			   conn-sentinel.c conn-redirect.c conn-bounds.c
+ *			   conn.c
  *	conn-connect.c	-> conn-resolve.c conn.c
  *	conn-sentinel.c	-> conn.c
- *	conn-cluster.c	-> conn.c
+ *	conn-redirect.c	-> conn.c
  *	conn-reply.c	-> conn-bounds.c conn.c
  *	conn.c		-> conn-resolve.c (a lookup child dies with the
  *			   connection)
- *	conn-resolve.c, conn-bounds.c: none
+ *	conn-resp.c, conn-resolve.c, conn-bounds.c: none
  */
 
 #ifndef CONN_IMPL_H
@@ -206,12 +209,21 @@ void	 conn_addrs_free(struct conn *);
 enum conn_verdict conn_probe_begin(struct conn *, int, int64_t);
 enum conn_verdict conn_probe_step(struct conn *);
 
-/* conn-cluster.c */
+/* conn-redirect.c */
 enum conn_verdict conn_redirect(struct conn *);
 void	 conn_node_set(struct conn *, struct conn_node *, char *, int);
 
 /* conn-io.c */
 void	 conn_act(struct conn *, enum conn_verdict);
+void	 conn_begin(struct conn *, int, const char **, const size_t *,
+	     int64_t);
+void	 conn_fail_late(struct conn *);
+void	 conn_on_events(struct conn *, short);
+
+/* conn-resp.c */
+void	 conn_append(struct conn *, int, const char **, const size_t *);
+void	 conn_log_command(struct conn *, int, const char **, const size_t *,
+	     int, size_t);
 
 /* conn-bounds.c */
 void	 conn_reader_new(struct conn *);

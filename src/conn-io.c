@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sending commands and waiting for replies: one poll() loop over every
- * connection in flight, each bounded by its own deadlines.
+ * One connection's request, as a state machine: a command begun
+ * (conn_begin), written behind AUTH/SELECT/ROLE or ASKING, its bytes
+ * read and fed to the reply parser, its deadlines turned into failures,
+ * and every verdict of the steps below carried out (conn_act).  The
+ * poll loop over all connections in flight is conn-poll.c's; what the
+ * bytes of a command are, conn-resp.c's.
  */
 
 #include <sys/socket.h>
@@ -15,154 +19,23 @@
 
 #include "conn-impl.h"
 
-static size_t	 conn_resp_len(int, const size_t *);
-static size_t	 conn_digits(size_t);
-static char	*conn_resp_header(char *, char, size_t);
-static void	 conn_append(struct conn *, int, const char **,
-		     const size_t *);
-static void	 conn_log_secret(char *, size_t, const char *, size_t,
-		     size_t);
-static void	 conn_log_command(struct conn *, int, const char **,
-		     const size_t *, int, size_t);
-static void	 conn_begin(struct conn *, int, const char **,
-		     const size_t *, int64_t);
 static void	 conn_reset(struct conn *, int64_t);
 static void	 conn_append_setup(struct conn *);
 static void	 conn_append_lead(struct conn *);
-static void	 conn_stop(struct conn *);
 static enum conn_verdict conn_send(struct conn *);
 static enum conn_verdict conn_check_connect(struct conn *);
 static void	 conn_on_writable(struct conn *);
 static void	 conn_on_readable(struct conn *);
-static void	 conn_on_events(struct conn *, short);
 static void	 conn_io_failed(struct conn *, const char *, const char *);
 static void	 conn_fail_connect(struct conn *);
-static void	 conn_fail_late(struct conn *);
 static int	 conn_may_be_tls(const struct conn *);
 static void	 conn_fail_closed(struct conn *);
-static struct conn *conn_waited(struct conn *);
-static int	 conn_poll_set(struct conn *, struct pollfd *, int64_t,
-		     int64_t *);
-
-/* Append one formatted command to the output buffer. */
-static void
-conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
-{
-	size_t	 n = conn_resp_len(argc, lens);
-	char	*p;
-	int	 i;
-
-	c->out = xreallocarray(c->out, c->out_len + n, 1);
-	p = c->out + c->out_len;
-	p = conn_resp_header(p, '*', (size_t)argc);
-	for (i = 0; i < argc; i++) {
-		p = conn_resp_header(p, '$', lens[i]);
-		memcpy(p, argv[i], lens[i]);
-		p += lens[i];
-		*p++ = '\r';
-		*p++ = '\n';
-	}
-	c->out_len += n;
-}
-
-/*
- * The bytes of a command in RESP, an array of bulk strings: "*ARGC\r\n",
- * then "$LEN\r\nARG\r\n" for each.  Written here rather than by hiredis's
- * redisFormatCommandArgv, whose sprintf for every header was a tenth of an
- * acquire's instructions, the lock's keys and arguments being many.
- */
-static size_t
-conn_resp_len(int argc, const size_t *lens)
-{
-	size_t	n = 1 + conn_digits((size_t)argc) + 2;
-	int	i;
-
-	for (i = 0; i < argc; i++)
-		n += 1 + conn_digits(lens[i]) + 2 + lens[i] + 2;
-	return (n);
-}
-
-static size_t
-conn_digits(size_t v)
-{
-	size_t n = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return (n);
-}
-
-/* "<kind><v>\r\n" at p; returns the end. */
-static char *
-conn_resp_header(char *p, char kind, size_t v)
-{
-	size_t	n = conn_digits(v), i;
-
-	*p++ = kind;
-	for (i = n; i > 0; i--) {
-		p[i - 1] = (char)('0' + v % 10);
-		v /= 10;
-	}
-	p += n;
-	*p++ = '\r';
-	*p++ = '\n';
-	return (p);
-}
-
-/*
- * A secret argument, for -v -v: its public start (secret_from bytes),
- * then the secret cut.
- */
-static void
-conn_log_secret(char *dst, size_t dstlen, const char *arg, size_t len,
-    size_t secret_from)
-{
-	size_t from = secret_from < len ? secret_from : 0;
-	size_t used;
-
-	log_sanitize(dst, dstlen, arg, from);
-	used = strlen(dst);
-	log_shorten(dst + used, dstlen - used, arg + from, len - from);
-}
-
-/* -v -v: a command, its argument secret_arg (0: none) cut. */
-static void
-conn_log_command(struct conn *c, int argc, const char **argv,
-    const size_t *lens, int secret_arg, size_t secret_from)
-{
-	char	 line[1024], arg[128];
-	size_t	 used = 0;
-	int	 i, n;
-
-	if (log_verbosity < 2)
-		return;
-	line[0] = '\0';
-	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
-		if (i == secret_arg && i > 0)
-			conn_log_secret(arg, sizeof(arg), argv[i], lens[i],
-			    secret_from);
-		else
-			/* Script bodies are long and secret-free: show their
-			 * start. */
-			log_sanitize(arg, lens[i] > 40 && i == 1 &&
-			    strcasecmp(argv[0], "EVAL") == 0 ? 44 :
-			    sizeof(arg), argv[i], lens[i]);
-		n = snprintf(line + used, sizeof(line) - used, "%s%s",
-		    i ? " " : "", arg);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	log_debug("%s: > %s", c->dial->display, line);
-}
 
 /*
  * Start the command on c: ask the sentinels first (conn-sentinel.c), then
  * send it.  argv and lens must live until the poll loop is done.
  */
-static void
+void
 conn_begin(struct conn *c, int argc, const char **argv, const size_t *lens,
     int64_t cap_ns)
 {
@@ -425,7 +298,7 @@ conn_fail_connect(struct conn *c)
 }
 
 /* The deadline came: connecting, or waiting for the reply. */
-static void
+void
 conn_fail_late(struct conn *c)
 {
 	char	tbuf[32];
@@ -509,155 +382,8 @@ conn_on_readable(struct conn *c)
 	}
 }
 
-/*
- * The conn the poll loop waits on in c's place: while the sentinels are
- * asked, the one to the sentinel asked.  When that is done, its answer
- * is taken first (and may lead to another).
- */
-static struct conn *
-conn_waited(struct conn *c)
-{
-	while (c->is_probing && c->probe->is_done)
-		conn_act(c, conn_probe_step(c));
-	return (c->is_probing ? c->probe : c);
-}
-
-/*
- * What to poll for c at now (its deadline may have come: then it fails,
- * and what follows may have a deadline of its own).  Returns 1 with *pfd
- * set and *wait_ns lowered to c's deadline, 0 when c is done.
- */
-static int
-conn_poll_set(struct conn *c0, struct pollfd *pfd, int64_t now,
-    int64_t *wait_ns)
-{
-	struct conn *c;
-
-	for (;;) {
-		c = conn_waited(c0);
-		if (c0->is_done)
-			return (0);
-		if (now < c->deadline_ns)
-			break;
-		conn_fail_late(c);
-	}
-	pfd->fd = c->fd;
-	if (c->is_looking_up) {
-		pfd->fd = c->lookup_fd;
-		pfd->events = POLLIN;
-	} else if (c->is_connecting && c->tls != NULL)
-		pfd->events = c->tls_want_write ? POLLOUT : POLLIN;
-	else if (c->is_connecting)
-		pfd->events = POLLOUT;
-	else
-		pfd->events = POLLIN | (c->out_off < c->out_len ||
-		    c->tls_want_write ? POLLOUT : 0);
-	if (*wait_ns == -1 || c->deadline_ns - now < *wait_ns)
-		*wait_ns = c->deadline_ns - now;
-	return (1);
-}
-
-/*
- * Send the same command to n servers at once and wait in one poll() loop
- * until `need` of them have answered without error (n: all of them), each
- * bounded by its own connect and I/O timeouts (the I/O timeout counts from
- * the end of block_ns, the time a blocking command such as BZPOPMIN may
- * legitimately take) and by cap_ns, an absolute CLOCK_MONOTONIC deadline
- * (0: none).  Servers still pending when enough have answered are
- * disconnected.  replies[i] gets the reply (the caller frees it) or NULL;
- * results[i] a conn_result, with the message in conn_error(cs[i]).
- */
-void
-conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
-    const char **argv, const size_t *lens, int64_t block_ns, int64_t cap_ns,
-    redisReply **replies, int *results)
-{
-	struct pollfd	*pfd;
-	struct timespec	 ts;
-	size_t		 i, active, answered;
-	int64_t		 now, wait_ns;
-	/* While a blocking command waits, the caller's signals may end us;
-	 * not with a lead, which has a command behind it (conn_set_lead). */
-	const sigset_t	*mask = block_ns > 0 && n > 0 ?
-			     cs[0]->conf.wait_mask : NULL;
-	struct conn_lead *lead = n == 1 ? cs[0]->lead : NULL;
-
-	pfd = xcalloc(n + 1, sizeof(*pfd));
-	for (i = 0; i < n; i++) {
-		cs[i]->block_ns = block_ns + (cs[i]->lead != NULL ?
-		    cs[i]->lead->block_ns : 0);
-		conn_begin(cs[i], argc, argv, lens, cap_ns);
-	}
-	for (;;) {
-		now = clock_mono_ns();
-		wait_ns = -1;
-		for (i = 0, answered = 0; i < n; i++)
-			if (cs[i]->is_done && cs[i]->result == CONN_OK)
-				answered++;
-		for (i = 0, active = 0; i < n; i++) {
-			pfd[i].fd = -1;
-			pfd[i].events = pfd[i].revents = 0;
-			if (!cs[i]->is_done && answered >= need)
-				conn_fail(cs[i], CONN_UNAVAILABLE, "%s: not "
-				    "waited for", cs[i]->dial->display);
-			if (!cs[i]->is_done)
-				active += (size_t)conn_poll_set(cs[i], &pfd[i],
-				    now, &wait_ns);
-		}
-		if (active == 0)
-			break;
-		/* Round up so that we never wake just before a deadline. */
-		if (wait_ns >= 0)
-			wait_ns = (wait_ns + 999999) / 1000000 * 1000000;
-		ts.tv_sec = wait_ns / 1000000000;
-		ts.tv_nsec = wait_ns % 1000000000;
-		pfd[n].fd = lead != NULL ? lead->stop_fd : -1;
-		pfd[n].events = POLLIN;
-		pfd[n].revents = 0;
-		if (ppoll(pfd, n + 1, wait_ns >= 0 ? &ts : NULL, mask) == -1) {
-			if (errno == EINTR)
-				continue;
-			fatal(EXIT_UNAVAILABLE, "poll");
-		}
-		for (i = 0; i < n; i++)
-			if (pfd[i].fd != -1 && pfd[i].revents != 0)
-				conn_on_events(cs[i]->is_probing ?
-				    cs[i]->probe : cs[i], pfd[i].revents);
-		/* A reply that came with the signal is taken first. */
-		if (pfd[n].revents != 0 && !cs[0]->is_done) {
-			conn_stop(cs[0]);
-			break;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		replies[i] = cs[i]->reply;
-		cs[i]->reply = NULL;
-		results[i] = cs[i]->result;
-		cs[i]->block_ns = 0;
-		cs[i]->lead = NULL;
-		cs[i]->alt_argc = 0;
-		cs[i]->secret_arg = 0;
-		cs[i]->secret_from = 0;
-	}
-	free(pfd);
-}
-
-/*
- * The lead's stop_fd became readable: give up on c, whose command's
- * outcome is now unknown (the caller makes sure of it elsewhere).
- */
-static void
-conn_stop(struct conn *c)
-{
-	c->lead->is_stopped = 1;
-	if (!c->is_done)
-		conn_fail(c, CONN_UNAVAILABLE, "%s: interrupted",
-		    c->dial->display);
-	conn_close(c);
-}
-
 /* What poll() saw on c's descriptor. */
-static void
+void
 conn_on_events(struct conn *c, short revents)
 {
 	if (c->is_connecting) {
@@ -671,57 +397,3 @@ conn_on_events(struct conn *c, short revents)
 		conn_on_readable(c);
 }
 
-/* One command to one server; see conn_command_many(). */
-int
-conn_command(struct conn *c, int argc, const char **argv, const size_t *lens,
-    int64_t cap_ns, redisReply **reply)
-{
-	int result;
-
-	conn_command_many(&c, 1, 1, argc, argv, lens, 0, cap_ns, reply,
-	    &result);
-	return (result);
-}
-
-/*
- * The same one command without waiting for it, for a caller that waits on
- * other things too (run's supervisor: signals, and a BZPOPMIN between
- * renewals): conn_start() sends it, conn_pending() says what to poll for
- * (and fails it once its deadline has passed), conn_advance() takes what
- * poll() saw, conn_take() the reply once it is in.  argv and lens must
- * live until then.
- */
-void
-conn_start(struct conn *c, int argc, const char **argv, const size_t *lens,
-    int64_t block_ns, int64_t cap_ns)
-{
-	c->block_ns = block_ns;
-	conn_begin(c, argc, argv, lens, cap_ns);
-}
-
-/* 1 with *pfd set and *wait_ns lowered to c's deadline; 0 when done. */
-int
-conn_pending(struct conn *c, struct pollfd *pfd, int64_t *wait_ns)
-{
-	return (c->is_done ? 0 : conn_poll_set(c, pfd, clock_mono_ns(),
-	    wait_ns));
-}
-
-void
-conn_advance(struct conn *c, short revents)
-{
-	if (!c->is_done && revents != 0)
-		conn_on_events(c->is_probing ? c->probe : c, revents);
-}
-
-/* The result of a command that conn_pending() says is done. */
-int
-conn_take(struct conn *c, redisReply **reply)
-{
-	*reply = c->reply;
-	c->reply = NULL;
-	c->block_ns = 0;
-	c->alt_argc = 0;
-	c->secret_arg = 0;
-	return (c->result);
-}

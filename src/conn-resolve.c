@@ -5,7 +5,7 @@
  * attempts times the address families, ten seconds and more, and a
  * renewal that reconnects does this while the lock is held.  So a host
  * name is looked up in a child process that writes the addresses into a
- * pipe; the poll loop of conn-io.c watches the pipe like any socket, and
+ * pipe; the poll loop of conn-poll.c watches the pipe like any socket, and
  * past the connection's deadline the child is killed.  Numeric addresses
  * are converted at once, without a child.
  *

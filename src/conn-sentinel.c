@@ -6,7 +6,7 @@
  * connection and on a kept one alike, the sentinels are asked again, in
  * the order the URL gives, until one names the master.
  *
- * The question is a state of the one poll loop of conn-io.c, not a loop
+ * The question is a state of the one poll loop of conn-poll.c, not a loop
  * of its own: while c->probe (the connection to the sentinel being asked)
  * is in flight, the poll loop waits on it in c's place, and when it is
  * done conn_probe_step() takes the answer and says what is next: ask the

@@ -18,10 +18,12 @@
  * reconnects: a stream in an unknown state is never reused.
  *
  * This file: a conn's life and its accessors, the bottom of the layer
- * (conn-impl.h has who calls whom).  Opening: conn-connect.c; commands
- * and the poll loop: conn-io.c; replies: conn-reply.c, and the bounds on
- * what they may cost: conn-bounds.c; sentinels: conn-sentinel.c; cluster
- * redirects: conn-cluster.c; TLS under all of them: tls.c.
+ * (conn-impl.h has who calls whom).  Opening: conn-connect.c; a
+ * command's steps: conn-io.c, its bytes: conn-resp.c, the poll loop:
+ * conn-poll.c; replies: conn-reply.c, and the bounds on what they may
+ * cost: conn-bounds.c; sentinels: conn-sentinel.c; Cluster redirects:
+ * conn-redirect.c, a Cluster's masters: conn-masters.c; TLS under all of
+ * them: tls.c.
  */
 
 #include <errno.h>

@@ -25,7 +25,8 @@
  *                     scripts-mutex.h, scripts-semaphore.h; their SHA-1s
  *                     in scripts-sha.h, written by src/tools/script-sha.c)
  *   conn*.c           the only owner of sockets and the only place that
- *                     starts I/O (conn-io.c): connect, TLS (tls.c), name
+ *                     starts I/O (conn-io.c, driven by conn-poll.c's
+ *                     loop): connect, TLS (tls.c), name
  *                     lookups, Sentinel and Cluster as states of one poll
  *                     loop, reply bounds (private: conn-impl.h)
  *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,

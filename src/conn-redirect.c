@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Redis Cluster redirects, as a state of the one poll loop of conn-io.c.
+ * Redis Cluster redirects, as a state of the one poll loop of conn-poll.c.
  * A node that does not own the slot of a command's keys answers
  * "MOVED <slot> <host>:<port>" (the slot lives there now: this conn talks
  * to that node from now on) or "ASK <slot> <host>:<port>" (the slot is
@@ -51,7 +51,7 @@ conn_redirect_parse(const char *text, int *is_ask, char **host, int *port)
 
 /*
  * Point n at host:port (host is taken over), with c's credentials; also
- * for the masters that conn-nodes.c finds.
+ * for the masters that conn-masters.c finds.
  */
 void
 conn_node_set(struct conn *c, struct conn_node *n, char *host, int port)
