@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The option parser's own header: what its files (options.c,
- * options-value.c, options-error.c) share.  Nothing else includes it; the
- * rest of the program sees the parser through redlock.h.
+ * The option parser's own header: what its files share.  Nothing else
+ * includes it; the rest of the program sees the parser through redlock.h.
+ * Who calls whom (tests/lint/floors.py checks there is no circle):
+ *
+ *	options.c	-> options-value.c options-error.c options-table.c
+ *			   help.c (for --help)
+ *	options-error.c	-> options-table.c
+ *	help.c		-> options-table.c
+ *	options-value.c, options-table.c: none of the parser's
  */
 
 #ifndef OPTIONS_IMPL_H
@@ -17,7 +23,12 @@ struct options_seen {
 	int	 saw_dashdash;
 };
 
-/* options.c */
+/* Where release and extend find the token that --token does not give. */
+#define TOKEN_ENV	"REDLOCK_TOKEN"
+
+/* options-table.c */
+extern const size_t options_ndefs;
+int	 options_listed(const struct cmd_entry *, int);
 int	 options_takes(const struct cmd_entry *, int);
 
 /* options-value.c: each returns 0, EXIT_USAGE, or -1 if ch is none of its */

@@ -317,7 +317,7 @@ int	 cmd_queue_code(const struct lock *, const struct cmd_args *, int);
 void	 help_print_all(void);
 void	 help_print_command(const struct cmd_entry *);
 
-/* options.c */
+/* options-table.c */
 /*
  * One row per option: the getopt half first (tests/man.bats reads rows of
  * that shape), then what help says of it.  The short letter is the id
@@ -336,6 +336,8 @@ extern const struct options_def options_defs[];
 const struct options_def *options_find(int);
 const char *options_default(const struct options_def *,
 	     const struct cmd_entry *);
+
+/* options.c */
 /* What a parser tells main: go on, or exit now with code. */
 struct options_status {
 	int	 exit_now;	/* help, version or a usage error */

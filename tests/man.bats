@@ -229,17 +229,17 @@ synopsis_options() {
 	assert_equal "missing:$missing" "missing:"
 }
 
-@test "every long option that src/options.c defines has an item in the man page" {
+@test "every long option that src/options-table.c defines has an item in the man page" {
 	local opt missing="" count=0
 	while read -r opt; do
 		count=$((count + 1))
 		documented "--$opt" || missing+=" --$opt"
-	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, [01] \}/g' "$SRC/options.c")
-	[[ $count -gt 30 ]] || fail "only $count options found in src/options.c"
+	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, [01] \}/g' "$SRC/options-table.c")
+	[[ $count -gt 30 ]] || fail "only $count options found in src/options-table.c"
 	assert_equal "undocumented:$missing" "undocumented:"
 }
 
-@test "every global option of src/options.c is in the synopsis and in OPTIONS" {
+@test "every global option of src/options-table.c is in the synopsis and in OPTIONS" {
 	local opt missing="" count=0
 	while read -r opt; do
 		count=$((count + 1))
@@ -247,9 +247,9 @@ synopsis_options() {
 		    missing+=" synopsis:--$opt"
 		man_section OPTIONS | grep -qE -- "^\\.It (.* , )?Fl -$opt( |\$)" ||
 		    missing+=" options:--$opt"
-	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, 1 \}/g' "$SRC/options.c" |
+	done < <(perl -0777 -ne 's/\s+/ /g; print "$1\n" while /\{ \{ "([a-z][a-z0-9-]*)", \w+, NULL, ?\w+ \}, 1 \}/g' "$SRC/options-table.c" |
 	    grep -vxE 'help|version|quiet|verbose|url')
-	[[ $count -gt 15 ]] || fail "only $count global options found in src/options.c"
+	[[ $count -gt 15 ]] || fail "only $count global options found in src/options-table.c"
 	assert_equal "missing:$missing" "missing:"
 }
 
