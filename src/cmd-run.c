@@ -202,8 +202,8 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
  * The lock is busy and we wait: start the guardian meanwhile, so that the
  * command starts as soon as the lock is ours (supervise_pre_start).  Not
  * before the first attempt: that would delay what it does (a cancel, a
- * supersede) by the fork, and a run that gets the lock at once forks it
- * then, as before.
+ * supersede) by the fork; a run that gets the lock at its first attempt
+ * forks the guardian once the lock is its own.
  */
 static void
 cmd_run_prefork(void *arg)

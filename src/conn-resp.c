@@ -41,8 +41,8 @@ conn_append(struct conn *c, int argc, const char **argv, const size_t *lens)
 /*
  * The bytes of a command in RESP, an array of bulk strings: "*ARGC\r\n",
  * then "$LEN\r\nARG\r\n" for each.  Written here rather than by hiredis's
- * redisFormatCommandArgv, whose sprintf for every header was a tenth of an
- * acquire's instructions, the lock's keys and arguments being many.
+ * redisFormatCommandArgv, which formats every header with sprintf: a lock's
+ * scripts have many keys and arguments, and the lengths are known.
  */
 static size_t
 conn_resp_len(int argc, const size_t *lens)

@@ -119,7 +119,7 @@ lock_raise_fence(struct lock *l, struct lock_round *rd,
 	argv[0] = l->token;
 	argv[1] = fence;
 	argv[2] = l->limit_arg;
-	/* A mutex's own three keys, as before there were readers. */
+	/* A mutex needs only its own three keys: no reader's or slot's. */
 	nkeys = l->spec.mode == LOCK_MUTEX ? 3 : LOCK_NKEYS;
 	lock_script_args(l, nkeys, 3, argv, NULL, &args, &lens);
 	/*

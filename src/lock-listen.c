@@ -5,10 +5,9 @@
  * ({K}:cancel:TOKEN), on connections of its own, so that renewals and the
  * release never wait behind it; a cancel (LUA_QUEUE's queue_cancel)
  * reaches it at once.  Each call blocks for the lock's TTL, across three
- * renewals: one per renewal made an idle hold cost a wake-up more per
- * renewal (the server answers a timeout on its own tick, up to 100 ms
- * after the renewal's), about 0.4 ms over a 20 s hold (bench/README.md,
- * "Queues").  Not for longer: a connection idle for minutes may be
+ * renewals, not one: the server answers a timeout on its own tick, up to
+ * 100 ms after the renewal's, so a call per renewal would cost an idle
+ * hold a wake-up more each time.  Not for longer: a connection idle for minutes may be
  * dropped on the way (a NAT's idle timeout) without either end seeing
  * it, and a cancel would then not come.  Nothing here waits: the
  * supervisor polls these connections with its signals

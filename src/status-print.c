@@ -199,7 +199,7 @@ status_print_holders_json(const struct lock_state *st)
 /*
  * The lock key as one JSON object, without a newline: its mode, the
  * waiters, and every holder in "holders"; an exclusive holder's fields
- * also at the top, as before there were other modes.  limit: a
+ * also at the top, where scripts written for a plain mutex look.  limit: a
  * semaphore's slots (0: not a semaphore; -1: a semaphore whose limit is
  * not known).
  */

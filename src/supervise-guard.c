@@ -131,7 +131,7 @@ supervise_guard_prepare(struct guard *g, int sv[2], int release_on_exit)
  * the guardian's pid (then *fd is our end of the pair), or -1 (logged).
  * Its first word (SUPERVISE_STARTED) is not waited for: the supervisor
  * hears it with the next (supervise-reap.c), so that a short command
- * costs no wake-up for it (bench/README.md, "Shared locks").
+ * costs no wake-up for it.
  */
 pid_t
 supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
@@ -200,9 +200,8 @@ supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
  * In redlock-cli, when a run's lock is busy and it waits: start the
  * guardian now, with all the command needs but what only the taking
  * tells (supervise_pre_go), so that once the lock is ours the command
- * starts without a fork on the way: the fork and the new process's first
- * run were about 0.1 ms of a hand-off (bench/README.md, "Queues").  It
- * closes its copies of our descriptors first.  pre->pid is -1 if it
+ * starts without a fork on the way: a fork and a new process's first run
+ * would lengthen every hand-off between waiting hosts.  It closes its copies of our descriptors first.  pre->pid is -1 if it
  * could not be started; the run then starts one as usual.
  */
 void
@@ -590,10 +589,9 @@ supervise_guard_reaped(struct guard *g)
 
 /*
  * Nothing of the job is left, and redlock-cli has been told: it releases
- * the lock now.  Our exit unmaps a copy of redlock-cli, a tenth of a
- * millisecond or more, and the scheduler often runs the process we have
- * just woken on our CPU, after us: exiting now delayed the release, and
- * so the next holder, by that much (bench/README.md, "Queues").  So wait
+ * the lock now.  Our exit unmaps a copy of redlock-cli, and the scheduler
+ * often runs the process we have just woken on our CPU, after us: exiting
+ * now would delay the release, and so the next holder.  So wait
  * until redlock-cli closes its end, which it does once the lock is
  * released (or it died), and exit then, while the next holder starts.  A
  * request meanwhile has nothing left to act on.  Nothing else can wake
@@ -652,9 +650,9 @@ supervise_guard_signal(struct guard *g, int sig, int is_all)
 	if (!g->is_cmd_reaped && kill(-g->cmd, sig) == -1 && errno == ESRCH)
 		(void)kill(g->cmd, sig);
 	if (is_all) {
-		/* The walk of /proc below takes about a millisecond, and the
-		 * command, just woken on our CPU, waited for it to end: it
-		 * runs first now (bench/README.md, "Queues"). */
+		/* The walk of /proc below is long, and the command, just
+		 * woken on our CPU, would wait for it to end: it runs
+		 * first. */
 		(void)sched_yield();
 		(void)supervise_proc_signal_descendants(g->self, sig,
 		    g->is_cmd_reaped ? 0 : g->cmd);

@@ -4,8 +4,8 @@
  * (supervise.c) and, while it holds, an operator's release --force or a
  * newer run's cancel (--cancel-running; the calls are lock-listen.c's).
  * One poll() waits for both: the signals, still blocked, are read from a
- * signalfd, as sigtimedwait() would take them, so that a cancel is heard
- * at once and a signal or the command's end as promptly as before.
+ * signalfd, as sigtimedwait() would take them, so that a cancel, a signal
+ * and the command's end are each heard at once.
  *
  * A cancel is not a lost lock: the lock is still ours and stays renewed
  * while the command stops.  It gets --lost-signal at once and SIGKILL
@@ -37,7 +37,8 @@ supervise_listen_open(struct supervisor *s)
 		return;
 	s->sig_fd = signalfd(-1, &s->wait_set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sig_fd == -1) {
-		/* Signals still work as before; only cancels wait. */
+		/* Signals are still taken by sigtimedwait(); only a cancel
+		 * or a forced release is not heard at once. */
 		log_info("signalfd: %s: not listening for cancels",
 		    strerror(errno));
 		return;

@@ -248,8 +248,7 @@ supervise_guard_gone(struct supervisor *s)
  * so a job that ended while a renewal was still trying is not reported as
  * cut short: a renewal never runs past the lock's validity, so it ended
  * in time.  Asked only after a SIGCHLD (may_have_changed), not at every
- * wake-up: an idle hold should cost only its renewals (bench/README.md,
- * "idle").
+ * wake-up: an idle hold should cost only its renewals.
  */
 int
 supervise_reap(struct supervisor *s)
