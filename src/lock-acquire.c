@@ -55,29 +55,6 @@ struct lock_attempt_args {
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
 };
 
-/*
- * After an acquire attempt that did not give us the lock, or whose outcome
- * is unknown (a reply was lost), make sure our token is left nowhere: give
- * back (compare-and-delete) is harmless where the take never happened.
- * Best effort, on fresh connections where a reply went missing.  A queued
- * waiter that will try again (again) gets its place back in line where its
- * take had taken it out: the give-back puts it back at its own rank.
- */
-void
-lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
-    int argc, int again)
-{
-	struct lock_round	rd;
-	const char		*argv[LOCK_ATTEMPT_ARGC];
-
-	memcpy(argv, attempt_argv, sizeof(argv));
-	if (!again)
-		argv[7] = "0";	/* no lease: out of line */
-	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, argc, argv,
-	    NULL, 0, &rd);
-	lock_round_free(l, &rd);
-}
-
 /* Release a lock that we took but are not keeping. */
 static void
 lock_leave_taken(struct lock *l)
@@ -234,7 +211,7 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	a->argv[5] = a->since;
 	a->argv[6] = l->limit_arg;
 	a->argv[7] = a->lease;
-	a->argv[8] = l->wake_prefix;
+	a->argv[8] = l->q.wake_prefix;
 	/* A caller that will wait notes it (a writer's intent keeps new
 	 * readers out, and status shows every waiter); -n does not, so it
 	 * leaves nothing behind. */

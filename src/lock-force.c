@@ -109,15 +109,15 @@ force_call(struct lock *l, struct lock_round *rd)
 	char		 host[256], pid[32];
 	size_t		 len;
 
-	if (l->cancel_prefix == NULL)
-		l->cancel_prefix = keyslot_companion(l->key, l->key_len,
+	if (l->q.cancel_prefix == NULL)
+		l->q.cancel_prefix = keyslot_companion(l->key, l->key_len,
 		    "cancel:", &len);
 	if (gethostname(host, sizeof(host)) == -1)
 		(void)snprintf(host, sizeof(host), "unknown");
 	host[sizeof(host) - 1] = '\0';
 	(void)snprintf(pid, sizeof(pid), "%lld", (long long)getpid());
-	argv[0] = l->wake_prefix;
-	argv[1] = l->cancel_prefix;
+	argv[0] = l->q.wake_prefix;
+	argv[1] = l->q.cancel_prefix;
 	argv[2] = host;
 	argv[3] = pid;
 	return (lock_call(l, l->scripts->force, LOCK_NKEYS, 4, argv, NULL, 0,

@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lock layer's own header: struct lock and what lock.c, lock-acquire.c,
- * lock-wait.c, lock-status.c and scripts.c share.  Nothing outside the
- * lock layer includes it; the verbs see struct lock as opaque, through
- * redlock.h, and never a server's reply.
+ * The lock layer's own header: struct lock and what the lock*.c files
+ * share.  Nothing outside the lock layer includes it; the verbs see struct
+ * lock as opaque, through redlock.h, and never a server's reply.
  *
- * Layering: the verbs call lock.c's API; lock-acquire.c, lock-status.c
- * and lock-wait.c call lock.c's fan-out (lock_call) and scripts.c; scripts.c
- * calls the connection layer.  Nothing here calls back up.
+ * Floors: the verbs call the API of lock.c, lock-acquire.c,
+ * lock-status.c, lock-list.c, lock-force.c and lock-queue.c.  Who calls
+ * whom inside (tests/lint/floors.py checks there is no circle):
+ *
+ *	lock-acquire.c	-> lock-wait.c lock-queue.c lock.c lock-call.c
+ *	lock-list.c	-> lock-status.c lock.c lock-call.c
+ *	lock.c		-> lock-listen.c lock-queue.c lock-call.c
+ *	lock-wait.c	-> lock-queue.c lock-call.c
+ *	lock-listen.c	-> lock-queue.c lock-call.c
+ *	lock-queue.c, lock-status.c, lock-force.c -> lock-call.c
+ *	lock-call.c	-> lock-scripts.c, and the connection layer
+ *	lock-scripts.c	-> the connection layer
  */
 
 #ifndef LOCK_IMPL_H
@@ -55,7 +63,7 @@ enum lock_key {
 	LOCK_NKEYS
 };
 
-/* scripts.c: one script per purpose, in one variant per mode */
+/* lock-scripts.c: one script per purpose, in one variant per mode */
 struct script;
 struct lock_scripts {
 	struct script	*acquire;
@@ -91,6 +99,21 @@ struct lock_failure {
 	char		 text[1024];
 };
 
+/*
+ * What a lock's queue needs (lock-queue.c opens and frees it): the keys
+ * and arguments of waiting in line, of cancels and of --skip-outdated's
+ * record.
+ */
+struct lock_queue_state {
+	char		*wake_prefix;	/* queued: + token = its wake key */
+	size_t		 wake_prefix_len;
+	char		*cancel_prefix;	/* + token = a holder's cancel key */
+	char		*done_key;	/* --skip-outdated's record (--order) */
+	char		 order[32];	/* --order, or '' */
+	char		 grace_arg[32];	/* --cancel-running's, or '' */
+	int64_t		 cancel_grace_ms;	/* what a cancel asked for */
+};
+
 struct lock {
 	const struct global_opts *opts;
 	struct lock_spec spec;		/* as opened; key and token owned */
@@ -103,14 +126,8 @@ struct lock {
 	size_t		 key_len;
 	char		*keys[LOCK_NKEYS];	/* KEYS[1..] of every script */
 	size_t		 keys_len[LOCK_NKEYS];
-	char		*wake_prefix;	/* queued: + token = its wake key */
-	size_t		 wake_prefix_len;
-	char		*cancel_prefix;	/* + token = a holder's cancel key */
-	char		*done_key;	/* --skip-outdated's record (--order) */
-	char		 order[32];	/* --order, or '' */
-	char		 grace_arg[32];	/* --cancel-running's, or '' */
+	struct lock_queue_state q;	/* lock-queue.c's */
 	struct lock_listen *listen;	/* a holder's, between renewals */
-	int64_t		 cancel_grace_ms;	/* what a cancel asked for */
 	char		*token;		/* ours: generated or given */
 	char		 limit_arg[24];	/* spec.limit, as scripts take it */
 	int64_t		 ttl_ms;
@@ -151,8 +168,7 @@ struct lock_next {
 	struct lock_round rd;
 };
 
-/* lock.c */
-void	 lock_holder_clear(struct lock_holder *);
+/* lock-call.c: the fan-out and the failure record */
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
 size_t	 lock_call_behind(struct lock *, struct conn_lead *, struct script *,
@@ -166,6 +182,10 @@ void	 lock_failed(struct lock *, int, const char *, ...) printflike(3, 4);
 int	 lock_fail(struct lock *, size_t);
 int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
+void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
+
+/* lock.c */
+void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
 
@@ -173,9 +193,6 @@ int	 lock_wait_replicas(struct lock *, int64_t);
 int	 lock_view_parse(redisReply *const *, size_t, const char *,
 	     struct lock_view *);
 void	 lock_state_majority(struct lock_state *, size_t);
-
-/* lock-acquire.c */
-void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, struct lock_next *, int64_t);

@@ -59,7 +59,7 @@ lock_listen_start(struct lock *l)
 		ls->conns = xcalloc(l->nconns, sizeof(*ls->conns));
 		ls->in_flight = xcalloc(l->nconns, sizeof(*ls->in_flight));
 		ls->polled = xcalloc(l->nconns, sizeof(*ls->polled));
-		ls->key = xasprintf("%s%s", l->cancel_prefix, l->token);
+		ls->key = xasprintf("%s%s", l->q.cancel_prefix, l->token);
 		len = strlen(ls->key);
 		ls->argv[0] = "BZPOPMIN";
 		ls->lens[0] = 8;
@@ -84,7 +84,7 @@ lock_listen_start(struct lock *l)
 		if (ls->conns[i] == NULL)
 			ls->conns[i] = conn_new(&l->opts->urls[i], &l->conf);
 		/* The key ends with the token: -v -v cuts it. */
-		conn_set_secret(ls->conns[i], 1, strlen(l->cancel_prefix));
+		conn_set_secret(ls->conns[i], 1, strlen(l->q.cancel_prefix));
 		conn_start(ls->conns[i], 3, ls->argv, ls->lens,
 		    clock_ms_to_ns(ms), 0);
 		ls->in_flight[i] = 1;
@@ -201,7 +201,7 @@ lock_listen_heard(struct lock *l, const redisReply *r)
 	lock_note_by(by, sizeof(by), &w, "run");
 	lock_failed(l, EXIT_CANCELLED, "lock '%s': cancelled %s", l->spec.key,
 	    by);
-	l->cancel_grace_ms = grace;
+	l->q.cancel_grace_ms = grace;
 	return (LOCK_HEARD_CANCEL);
 }
 
@@ -224,7 +224,7 @@ lock_listen_stop(struct lock *l)
 int64_t
 lock_cancel_grace_ms(const struct lock *l)
 {
-	return (l->cancel_grace_ms);
+	return (l->q.cancel_grace_ms);
 }
 
 /* The listening's connections and state, with the lock. */

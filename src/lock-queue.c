@@ -33,24 +33,27 @@ lock_queue_open(struct lock *l)
 {
 	size_t len;
 
+	/* Every lock's: a waiter's wake key, a release's and a force's. */
+	l->q.wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
+	    &l->q.wake_prefix_len);
 	/* Only the names this lock uses: each costs a slot computation. */
 	if (l->spec.is_fair || l->spec.listens)
-		l->cancel_prefix = keyslot_companion(l->key, l->key_len,
+		l->q.cancel_prefix = keyslot_companion(l->key, l->key_len,
 		    "cancel:", &len);
 	if (l->spec.order >= 0)
-		l->done_key = keyslot_companion(l->key, l->key_len, "done",
+		l->q.done_key = keyslot_companion(l->key, l->key_len, "done",
 		    &len);
 	if (l->spec.cancel_grace_ms >= 0 && l->spec.queue == LOCK_QUEUE_LATEST)
-		(void)snprintf(l->grace_arg, sizeof(l->grace_arg), "%lld",
+		(void)snprintf(l->q.grace_arg, sizeof(l->q.grace_arg), "%lld",
 		    (long long)l->spec.cancel_grace_ms);
 }
 
 void
 lock_queue_close(struct lock *l)
 {
-	lock_listen_free(l);
-	free(l->cancel_prefix);
-	free(l->done_key);
+	free(l->q.wake_prefix);
+	free(l->q.cancel_prefix);
+	free(l->q.done_key);
 }
 
 /*
@@ -65,13 +68,13 @@ lock_queue_args(struct lock *l, const char **argv)
 {
 	static const char *kinds[] = { "exclusive", "semaphore", "shared" };
 
-	if (l->order[0] == '\0' && l->spec.order >= 0)
-		(void)snprintf(l->order, sizeof(l->order), "%lld",
+	if (l->q.order[0] == '\0' && l->spec.order >= 0)
+		(void)snprintf(l->q.order, sizeof(l->q.order), "%lld",
 		    (long long)l->spec.order);
 	argv[0] = lock_queue_name(l->spec.queue);
-	argv[1] = l->order;
-	argv[2] = l->grace_arg;
-	argv[3] = l->cancel_prefix != NULL ? l->cancel_prefix : "";
+	argv[1] = l->q.order;
+	argv[2] = l->q.grace_arg;
+	argv[3] = l->q.cancel_prefix != NULL ? l->q.cancel_prefix : "";
 	argv[4] = l->spec.listens && l->spec.queue == LOCK_QUEUE_LATEST ?
 	    "1" : "0";
 	argv[5] = kinds[l->spec.mode];
@@ -232,7 +235,7 @@ lock_done_call(struct lock *l, int64_t order, int is_record)
 	if (gethostname(host, sizeof(host)) == -1)
 		(void)snprintf(host, sizeof(host), "unknown");
 	host[sizeof(host) - 1] = '\0';
-	argv[0] = l->done_key;
+	argv[0] = l->q.done_key;
 	argv[1] = num;
 	argv[2] = is_record ? host : "";
 	argv[3] = now;

@@ -62,6 +62,8 @@ static int	 lock_behind_outcome(struct lock *, struct lock_next *,
 static int64_t	 lock_wait_time(const struct lock *, int64_t, int64_t, int *);
 static int	 lock_wait_outcome(struct lock *, int, redisReply **, const int *,
 		     int64_t);
+static int	 lock_wait_all(struct lock *, const char **, const size_t *,
+		     int64_t, int64_t, int);
 
 /*
  * Block until the holder releases (BZPOPMIN on the wake key), the holder's
@@ -73,10 +75,9 @@ int
 lock_wait_for_release(struct lock *l, struct lock_next *next,
     int64_t deadline_ns)
 {
-	redisReply	**replies;
 	const char	 *argv[3];
-	size_t		  lens[3], i;
-	int		 *results, rc, is_exact;
+	size_t		  lens[3];
+	int		  rc, is_exact;
 	char		  timeout[32], *own = NULL;
 	int64_t		  block_ms, cap_ns, now = clock_mono_ns();
 
@@ -99,7 +100,7 @@ lock_wait_for_release(struct lock *l, struct lock_next *next,
 	 * one superseded it), not for any release; a reader for the release
 	 * that lets every reader in. */
 	if (l->spec.is_fair || l->spec.mode == LOCK_SHARED) {
-		own = xasprintf("%s%s", l->wake_prefix, l->token);
+		own = xasprintf("%s%s", l->q.wake_prefix, l->token);
 		argv[1] = own;
 		lens[1] = strlen(own);
 	} else {
@@ -121,19 +122,33 @@ lock_wait_for_release(struct lock *l, struct lock_next *next,
 		free(own);
 		return (rc);
 	}
-	/* On every server at once; the first wake-up is enough. */
+	rc = lock_wait_all(l, argv, lens, block_ms, cap_ns, own != NULL);
+	free(own);
+	return (rc);
+}
+
+/*
+ * The BZPOPMIN of argv on every server at once; the first wake-up is
+ * enough.  has_own: the key is the waiter's own (it ends with our token).
+ */
+static int
+lock_wait_all(struct lock *l, const char **argv, const size_t *lens,
+    int64_t block_ms, int64_t cap_ns, int has_own)
+{
+	redisReply	**replies;
+	int		 *results, rc;
+	size_t		  i;
+
 	replies = xcalloc(l->nconns, sizeof(*replies));
 	results = xcalloc(l->nconns, sizeof(*results));
-	/* A queued waiter's or reader's own wake key ends with its token:
-	 * -v -v cuts it. */
-	for (i = 0; own != NULL && i < l->nconns; i++)
-		conn_set_secret(l->conns[i], 1, l->wake_prefix_len);
+	/* -v -v cuts our token from the end of our own wake key. */
+	for (i = 0; has_own && i < l->nconns; i++)
+		conn_set_secret(l->conns[i], 1, l->q.wake_prefix_len);
 	/* The poll loop lets the signals of spec.wait_mask end us meanwhile
 	 * (conn_config.wait_mask): no lock is ours while we wait. */
 	conn_command_many(l->conns, l->nconns, 1, 3, argv, lens,
 	    clock_ms_to_ns(block_ms), cap_ns, replies, results);
-	rc = lock_wait_outcome(l, own != NULL, replies, results, cap_ns);
-	free(own);
+	rc = lock_wait_outcome(l, has_own, replies, results, cap_ns);
 	free(replies);
 	free(results);
 	return (rc);
@@ -210,7 +225,7 @@ lock_wait_behind(struct lock *l, struct lock_next *next, const char **argv,
 	lead.block_ns = clock_ms_to_ns(block_ms);
 	/* A queued waiter's or reader's own key ends with its token. */
 	lead.secret_arg = has_own ? 1 : 0;
-	lead.secret_from = l->wake_prefix_len;
+	lead.secret_from = l->q.wake_prefix_len;
 	lead.stop_fd = fd >= 0 ? fd : -1;
 	next->sent_ns = clock_mono_ns();
 	next->answered = lock_call_behind(l, &lead, l->scripts->acquire,

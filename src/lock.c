@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lock protocol for one key, on one server or on a Redlock quorum of
- * independent servers, on top of conn.c (transport) and scripts.c (the
- * atomic steps): the lock's keys, the fan-out of a script to every server
- * (lock_call), and release and extend.  Acquire is in lock-acquire.c,
- * status in lock-status.c, waiting in lock-wait.c.  Every operation goes
- * to all servers at once and counts the answers; with one server the
- * quorum is one.
+ * The top of the lock layer, the API the verbs call: a lock opened from
+ * its struct lock_spec (its keys, its connections), what they may read
+ * of it, release and extend.  Acquire is in lock-acquire.c, status in
+ * lock-status.c, waiting in lock-wait.c, the fan-out of a script to
+ * every server (lock_call) and the failure record in lock-call.c.  Every
+ * operation goes to all servers at once and counts the answers; with one
+ * server the quorum is one.
  *
  * Nothing here prints: a failure leaves its exit code and message in
  * l->fail, which lock_error() gives the caller, because the same failure
@@ -25,21 +25,6 @@
 
 #include "lock-impl.h"
 
-#define LOCK_RETRY_MIN_MS	20
-
-/* one script call, as lock_call() retries it */
-struct lock_script_call {
-	struct script	 *script;
-	int		  nkeys, nargs;
-	const char	**args;		/* keys, then arguments */
-	size_t		 *lens;
-	int64_t		  cap_ns;
-};
-
-static void	 lock_type_clash(struct lock *);
-static void	 lock_retry_transient(struct lock *,
-		     const struct lock_script_call *, struct lock_round *);
-static size_t	 lock_tally(struct lock *, const struct lock_round *);
 static int64_t	 lock_wait_budget(struct lock *, int64_t);
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
@@ -120,8 +105,6 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	for (i = 1; i < LOCK_NKEYS; i++)
 		l->keys[i] = keyslot_companion(l->key, l->key_len,
 		    suffixes[i], &l->keys_len[i]);
-	l->wake_prefix = keyslot_companion(l->key, l->key_len, "wake:",
-	    &l->wake_prefix_len);
 	lock_queue_open(l);
 	l->fence = -1;
 	return (l);
@@ -142,7 +125,7 @@ lock_close(struct lock *l)
 	free(l->key);
 	for (i = 0; i < LOCK_NKEYS; i++)
 		free(l->keys[i]);
-	free(l->wake_prefix);
+	lock_listen_free(l);
 	lock_queue_close(l);
 	freezero_str(l->token);
 	lock_holder_clear(&l->busy);
@@ -280,296 +263,6 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	    (long long)h->pid, what);
 }
 
-/* Record a failure: its exit code and its message. */
-void
-lock_failed(struct lock *l, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(l->fail.text, sizeof(l->fail.text), fmt, ap);
-	va_end(ap);
-	l->fail.code = code;
-}
-
-void
-lock_round_free(struct lock *l, struct lock_round *rd)
-{
-	size_t i;
-
-	for (i = 0; i < l->nconns; i++)
-		if (rd->replies[i] != NULL)
-			freeReplyObject(rd->replies[i]);
-	free(rd->replies);
-	free(rd->results);
-	memset(rd, 0, sizeof(*rd));
-}
-
-/*
- * The arguments of a script call: the lock's first nkeys keys (KEYS),
- * then nargs arguments (ARGV).  The caller frees *all and *lens.
- */
-void
-lock_script_args(const struct lock *l, int nkeys, int nargs,
-    const char **argv, const size_t *argl, const char ***all, size_t **lens)
-{
-	int i;
-
-	*all = xcalloc((size_t)(nkeys + nargs), sizeof(**all));
-	*lens = xcalloc((size_t)(nkeys + nargs), sizeof(**lens));
-	for (i = 0; i < nkeys; i++) {
-		(*all)[i] = l->keys[i];
-		(*lens)[i] = l->keys_len[i];
-	}
-	for (i = 0; i < nargs; i++) {
-		(*all)[nkeys + i] = argv[i];
-		(*lens)[nkeys + i] = argl != NULL ? argl[i] : strlen(argv[i]);
-	}
-}
-
-/*
- * Run a script on every server at once, with the lock's first nkeys keys
- * as KEYS and argv (lengths in argl, or NULL for C strings) as ARGV.
- * Servers that say "try again" (LOADING after a restart, BUSY with a slow
- * script, a failover in progress) are retried until the I/O timeout has
- * passed since the first try, or cap_ns.  Returns the number of servers
- * that answered; l->fail describes the most telling failure.
- */
-size_t
-lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
-    const char **argv, const size_t *argl, int64_t cap_ns,
-    struct lock_round *rd)
-{
-	struct lock_script_call	 call;
-
-	call.script = s;
-	call.nkeys = nkeys;
-	call.nargs = nargs;
-	call.cap_ns = cap_ns;
-	lock_script_args(l, nkeys, nargs, argv, argl, &call.args, &call.lens);
-	rd->replies = xcalloc(l->nconns, sizeof(*rd->replies));
-	rd->results = xcalloc(l->nconns, sizeof(*rd->results));
-	script_call_many(l->conns, l->nconns, s, nkeys, nargs, call.args,
-	    call.lens, cap_ns, rd->replies, rd->results);
-	lock_retry_transient(l, &call, rd);
-	free(call.args);
-	free(call.lens);
-	return (lock_tally(l, rd));
-}
-
-/*
- * lock_call() on the one server, with lead sent ahead of the script in the
- * same write (conn_set_lead()), and no cap but the servers' own timeouts:
- * the caller judges the reply by when it was sent.
- */
-size_t
-lock_call_behind(struct lock *l, struct conn_lead *lead, struct script *s,
-    int nargs, const char **argv, struct lock_round *rd)
-{
-	conn_set_lead(l->conns[0], lead);
-	return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, 0, rd));
-}
-
-/*
- * Servers that said "try again" (LOADING after a restart, BUSY with a slow
- * script, a failover in progress) are asked again, with a growing pause,
- * until the I/O timeout has passed since the first try, or the call's cap.
- */
-static void
-lock_retry_transient(struct lock *l, const struct lock_script_call *call,
-    struct lock_round *rd)
-{
-	struct conn	**retry;
-	redisReply	**rreplies;
-	int		 *rresults, tries = 0;
-	size_t		  i, n, nretry;
-	int64_t		  until, pause_ns;
-
-	until = clock_sooner(clock_mono_ns() +
-	    clock_ms_to_ns(l->conf.io_timeout_ms), call->cap_ns);
-	retry = xcalloc(l->nconns, sizeof(*retry));
-	rreplies = xcalloc(l->nconns, sizeof(*rreplies));
-	rresults = xcalloc(l->nconns, sizeof(*rresults));
-	for (;;) {
-		for (i = 0, nretry = 0; i < l->nconns; i++)
-			if (rd->results[i] == CONN_TRANSIENT)
-				retry[nretry++] = l->conns[i];
-		if (nretry == 0 || clock_mono_ns() >= until)
-			break;
-		log_debug("%s", conn_error(retry[0]));
-		/* Back off, but never so close to the deadline that the try
-		 * has no time to be answered: a try cut short would hide the
-		 * server's real answer behind a timeout. */
-		pause_ns = clock_ms_to_ns(LOCK_RETRY_MIN_MS << (tries < 3 ?
-		    tries : 3));
-		if (clock_mono_ns() + pause_ns +
-		    clock_ms_to_ns(LOCK_RETRY_MIN_MS) >= until)
-			break;
-		clock_sleep_ns(pause_ns);
-		tries++;
-		script_call_many(retry, nretry, call->script, call->nkeys,
-		    call->nargs, call->args, call->lens, call->cap_ns, rreplies,
-		    rresults);
-		for (i = 0, n = 0; i < l->nconns; i++) {
-			if (rd->results[i] != CONN_TRANSIENT)
-				continue;
-			rd->replies[i] = rreplies[n];
-			rd->results[i] = rresults[n++];
-		}
-	}
-	free(retry);
-	free(rreplies);
-	free(rresults);
-}
-
-/*
- * How many servers answered a round; l->round gets every failed server's
- * message (a quorum failure names each one, not only the first), and the
- * most telling exit code: auth, then protocol, then unavailable.
- */
-static size_t
-lock_tally(struct lock *l, const struct lock_round *rd)
-{
-	size_t	i, answered = 0, at = 0;
-	int	code;
-
-	l->round.code = 0;
-	l->round.text[0] = '\0';
-	for (i = 0; i < l->nconns; i++) {
-		if (rd->results[i] == CONN_OK) {
-			answered++;
-			continue;
-		}
-		code = conn_exit_code(rd->results[i]);
-		if (at < sizeof(l->round.text))
-			at += (size_t)snprintf(l->round.text + at,
-			    sizeof(l->round.text) - at, "%s%s", at > 0 ? "; " :
-			    "", conn_error(l->conns[i]));
-		if (rd->results[i] == CONN_SERVER_ERROR)
-			lock_type_clash(l);
-		if (l->round.code == 0 || code > l->round.code)
-			l->round.code = code;
-	}
-	return (answered);
-}
-
-/*
- * Run s (status or extend) with the keys the lock's mode needs: a mutex
- * names its own three only, since a slot being migrated answers TRYAGAIN
- * to keys that do not exist there, and readers' keys mostly do not.  A
- * server that finds readers (a reader's token given without -s) answers
- * REDLOCK-SHARED, and the call is made again with every key.
- */
-size_t
-lock_call_keys(struct lock *l, struct script *s, int nargs,
-    const char **argv, int64_t cap_ns, struct lock_round *rd)
-{
-	size_t	i, n;
-
-	if (l->spec.mode != LOCK_MUTEX)
-		return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns,
-		    rd));
-	n = lock_call(l, s, 3, nargs, argv, NULL, cap_ns, rd);
-	for (i = 0; i < l->nconns; i++)
-		if (rd->results[i] == CONN_SERVER_ERROR &&
-		    strstr(conn_error(l->conns[i]), "REDLOCK-SHARED") != NULL)
-			break;
-	if (i == l->nconns)
-		return (n);
-	lock_round_free(l, rd);
-	return (lock_call(l, s, LOCK_NKEYS, nargs, argv, NULL, cap_ns, rd));
-}
-
-/*
- * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
- * lock the caller takes it for, and "REDLOCK-LIMIT <N>" when a semaphore
- * is held with another limit than the caller's: say so in the caller's
- * terms.
- */
-static void
-lock_type_clash(struct lock *l)
-{
-	const char	*p = strstr(l->round.text, ": REDLOCK-TYPE ");
-	const char	*lim = strstr(l->round.text, ": REDLOCK-LIMIT ");
-	char		 kind[32];
-	int		 code;
-
-	if (lim != NULL && p == NULL) {
-		log_sanitize(kind, sizeof(kind), lim + 16, strcspn(lim + 16,
-		    " ;"));
-		lock_failed(l, EXIT_USAGE, "lock '%s' is a semaphore of %s "
-		    "slots: --limit %lld does not match it", l->spec.key, kind,
-		    (long long)l->spec.limit);
-		l->fail.type_clash = EXIT_USAGE;
-		return;
-	}
-	if (p == NULL)
-		return;
-	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
-	code = l->round.code;
-	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
-		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",
-		    l->spec.key);
-		l->fail.type_clash = EXIT_USAGE;
-	} else if (l->spec.mode == LOCK_SEMAPHORE &&
-	    strcmp(kind, "string") == 0) {
-		lock_failed(l, code, "lock '%s' is a mutex: it cannot be "
-		    "used with --limit", l->spec.key);
-		l->fail.type_clash = EXIT_USAGE;
-	} else {
-		lock_failed(l, code, "key '%s' holds a %s, not a lock", l->key,
-		    kind);
-		l->fail.type_clash = EXIT_PROTOCOL;
-	}
-}
-
-/*
- * The exit code of a failed operation, whose failure it records: what the
- * last round's servers said, or when none of them failed (a reply we could
- * not use), the failure already recorded.  In quorum mode it also says
- * how far from a majority it was.
- */
-int
-lock_fail(struct lock *l, size_t ok)
-{
-	const struct lock_failure *from;
-	char	why[sizeof(l->fail.text)];
-	int	code;
-
-	if (l->fail.type_clash != 0)
-		return (l->fail.type_clash);
-	from = l->round.code != 0 ? &l->round : &l->fail;
-	code = from->code != 0 ? from->code : EXIT_UNAVAILABLE;
-	if (from->text[0] != '\0')
-		memcpy(why, from->text, sizeof(why));
-	else
-		(void)snprintf(why, sizeof(why), "lock '%s': no server gave a "
-		    "usable answer", l->spec.key);
-	if (l->nconns > 1)
-		lock_failed(l, code, "quorum not reached (%zu of %zu servers, "
-		    "%zu needed): %.900s", ok, l->nconns, l->quorum, why);
-	else
-		lock_failed(l, code, "%s", why);
-	l->round.code = 0;
-	l->round.text[0] = '\0';
-	return (code);
-}
-
-int
-lock_unexpected(struct lock *l, size_t i, const char *what,
-    const redisReply *r, const char *expected)
-{
-	static const char *names[] = { "?", "string", "array", "integer",
-	    "nil", "status", "error" };
-	int t = r != NULL ? r->type : 0;
-
-	lock_failed(l, EXIT_PROTOCOL,
-	    "%s: unexpected reply to %s: expected %s, got %s",
-	    conn_display(l->conns[i]), what, expected,
-	    r == NULL ? "nothing" : t >= 1 && t <= 6 ? names[t] : "other");
-	return (EXIT_PROTOCOL);
-}
-
 /*
  * Count release or extend answers (1 or more done, 0 not held, -1 held by
  * another token): done on a majority is success; "not owner" when enough
@@ -613,7 +306,7 @@ lock_release_call(struct lock *l, struct lock_round *rd)
 
 	argv[0] = l->token;
 	argv[1] = l->limit_arg;
-	argv[2] = l->wake_prefix;
+	argv[2] = l->q.wake_prefix;
 	return (lock_call(l, l->scripts->release, LOCK_NKEYS, 3, argv, NULL, 0,
 	    rd));
 }

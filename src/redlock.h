@@ -17,10 +17,11 @@
  *                     drain, lose, release), the guardian process and the
  *                     process tree (supervise-impl.h)
  *   lock*.c           the lock protocol: lock.c opens a lock from a struct
- *                     lock_spec and fans each operation out to every
- *                     server; lock-acquire.c, lock-wait.c, lock-status.c
- *                     (private: lock-impl.h)
- *   scripts.c         the Lua scripts, one per purpose and mode, put
+ *                     lock_spec; lock-call.c fans each operation out to
+ *                     every server; lock-acquire.c, lock-wait.c,
+ *                     lock-status.c, lock-list.c, lock-force.c,
+ *                     lock-queue.c, lock-listen.c (private: lock-impl.h)
+ *   lock-scripts.c    the Lua scripts, one per purpose and mode, put
  *                     together at build time (scripts-lua.h,
  *                     scripts-mutex.h, scripts-semaphore.h; their SHA-1s
  *                     in scripts-sha.h, written by src/tools/script-sha.c)

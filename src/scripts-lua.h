@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Lua source of every script redlock-cli sends (scripts.c sends them):
+ * The Lua source of every script redlock-cli sends (lock-scripts.c sends them):
  * one script per purpose and lock mode, put together here, at build time,
  * from the fragments below and the mode's own (scripts-mutex.h,
  * scripts-semaphore.h, scripts-shared.h).  src/tools/script-sha.c hashes
@@ -669,7 +669,7 @@ static const char lua_done[] =
 #include "scripts-semaphore.h"
 #include "scripts-list.h"
 
-/* Every script, for scripts.c and the hashing tool: X(NAME, body). */
+/* Every script, for lock-scripts.c and the hashing tool: X(NAME, body). */
 #define LOCK_SCRIPTS(X)							\
 	X(LEAVE, lua_leave)						\
 	X(DONE, lua_done)						\

@@ -55,9 +55,9 @@ $(FUZZ_BIN)/obj/%.o: src/%.c
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
 	    -MMD -MP -c -o $@ $<
 
-# scripts.c needs the generated SHA-1s (the Makefile's rule, or this one
+# lock-scripts.c needs the generated SHA-1s (the Makefile's rule, or this one
 # when this file is used alone).
-$(FUZZ_BIN)/obj/scripts.o: src/scripts-sha.h
+$(FUZZ_BIN)/obj/lock-scripts.o: src/scripts-sha.h
 ifndef SHATOOL
 src/scripts-sha.h:
 	$(MAKE) -f Makefile src/scripts-sha.h
