@@ -12,6 +12,7 @@
  */
 
 #include <signal.h>
+#include <string.h>
 #include <time.h>
 
 #include "redlock.h"
@@ -68,4 +69,32 @@ void
 endsig_restore(const sigset_t *caller)
 {
 	(void)sigprocmask(SIG_SETMASK, caller, NULL);
+}
+
+/*
+ * SIGPIPE is ignored while we run: a reader of our output that goes away
+ * must not end us between taking a lock and reporting it (write errors
+ * are checked instead).  The command gets the disposition we were
+ * started with: supervise-spawn.c restores it in the child, before exec.
+ */
+static struct sigaction	 endsig_old_sigpipe;
+static int		 endsig_have_old_sigpipe;
+
+void
+endsig_ignore_sigpipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	if (sigemptyset(&sa.sa_mask) == 0 &&
+	    sigaction(SIGPIPE, &sa, &endsig_old_sigpipe) == 0)
+		endsig_have_old_sigpipe = 1;
+}
+
+void
+endsig_restore_sigpipe(void)
+{
+	if (endsig_have_old_sigpipe)
+		(void)sigaction(SIGPIPE, &endsig_old_sigpipe, NULL);
 }

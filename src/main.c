@@ -82,7 +82,7 @@ main(int argc, char **argv)
 	 * and reporting it: write errors are checked instead.  run gives
 	 * its command the disposition we were started with.
 	 */
-	supervise_ignore_sigpipe();
+	endsig_ignore_sigpipe();
 	rc = e->exec(&g, &a);
 	settings_free(&g);
 	return (rc);

@@ -362,6 +362,8 @@ extern const int endsig_list[];
 int	 endsig_hold(sigset_t *);
 int	 endsig_pending(void);
 void	 endsig_restore(const sigset_t *);
+void	 endsig_ignore_sigpipe(void);
+void	 endsig_restore_sigpipe(void);
 
 /* conn.c: the only owner of sockets */
 enum conn_result {
@@ -621,8 +623,6 @@ void	 supervise_pre_start(struct supervise_pre *, char **, const char *,
 	     const sigset_t *, int);
 void	 supervise_pre_end(struct supervise_pre *);
 
-void	 supervise_ignore_sigpipe(void);
-void	 supervise_restore_sigpipe(void);
 
 /* status-print.c: a lock's state as status and list print it */
 void	 status_print_json(const char *, int64_t, const struct lock_state *);

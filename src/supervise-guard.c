@@ -70,30 +70,10 @@
 #define GUARD_SWEEP_MAX_MS	256
 /* Without /proc, the descriptors a forked guardian looks at for ours. */
 #define GUARD_CLOSE_MAX		65536
-/* How long redlock-cli waits for a guardian that reads nothing. */
-#define GUARD_SEND_WAIT_MS	100
 
-struct guard {
-	int	 fd;		/* to redlock-cli */
-	int	 sfd;		/* signalfd: SIGCHLD */
-	pid_t	 self;
-	pid_t	 rl;		/* redlock-cli */
-	pid_t	 cmd;		/* the command */
-	int	 is_cmd_reaped;
-	int	 is_told;	/* SUPERVISE_EXITED sent */
-	int	 cmd_status;
-	int	 release_on_exit;
-};
-
-deadfn static void supervise_guard_main(struct guard *,
-		     struct supervise_spawn *);
-deadfn static void supervise_guard_pre_main(struct guard *, char **,
-		     const char *, const sigset_t *);
 deadfn static void supervise_guard_serve(struct guard *,
 		     struct supervise_spawn *);
-static int	 supervise_guard_prepare(struct guard *, int [2], int);
 static int	 supervise_guard_setup(struct guard *);
-static void	 supervise_guard_started(int, int64_t, struct supervise_msg *);
 static void	 supervise_guard_close_ours(int);
 static void	 supervise_guard_tell(struct guard *, int, int, int);
 static int	 supervise_guard_reap(struct guard *);
@@ -105,148 +85,12 @@ static void	 supervise_guard_wait(struct guard *, int);
 deadfn static void supervise_guard_linger(struct guard *);
 
 /*
- * In redlock-cli, before either fork of a guardian: its socket pair (sv),
- * and g as the guardian starts with.  We become a subreaper: if the
- * guardian is killed, what the job still runs comes to us
- * (supervise_guard_gone()) rather than to init.  0, or -1 (errno).
- */
-static int
-supervise_guard_prepare(struct guard *g, int sv[2], int release_on_exit)
-{
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return (-1);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		log_debug("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-	memset(g, 0, sizeof(*g));
-	g->fd = sv[1];
-	g->rl = getpid();
-	g->release_on_exit = release_on_exit;
-	(void)fflush(stdout);
-	(void)fflush(stderr);
-	return (0);
-}
-
-/*
- * In redlock-cli: start the guardian, which starts the command.  Returns
- * the guardian's pid (then *fd is our end of the pair), or -1 (logged).
- * Its first word (SUPERVISE_STARTED) is not waited for: the supervisor
- * hears it with the next (supervise-reap.c), so that a short command
- * costs no wake-up for it.
- */
-pid_t
-supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
-    int *fd)
-{
-	struct guard	g;
-	pid_t		pid;
-	int		sv[2];
-
-	if (supervise_guard_prepare(&g, sv, release_on_exit) == -1) {
-		log_warn("socketpair");
-		return (-1);
-	}
-	if ((pid = fork()) == -1) {
-		log_warn("fork");
-		(void)close(sv[0]);
-		(void)close(sv[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		(void)close(sv[0]);
-		supervise_guard_main(&g, sp);
-	}
-	(void)close(sv[1]);
-	*fd = sv[0];
-	return (pid);
-}
-
-/*
- * The guardian's first message, once the command has been exec'd (the
- * vfork returns to it then), or a failure: ESRCH if it is gone, ETIMEDOUT
- * if until_ns came first.  The lock is not renewed meanwhile.
- */
-static void
-supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
-{
-	struct pollfd	pfd;
-	ssize_t		n = -1;
-	int64_t		left;
-	int		ready;
-
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	for (;;) {
-		if ((left = until_ns - clock_mono_ns()) < 0)
-			left = 0;
-		ready = poll(&pfd, 1, (int)((left + 999999) / 1000000));
-		if (ready == -1 && errno == EINTR)
-			continue;
-		if (ready != 1)
-			break;
-		if ((n = recv(fd, m, sizeof(*m), 0)) == -1 && errno == EINTR)
-			continue;
-		break;
-	}
-	if (n == (ssize_t)sizeof(*m) && m->event == SUPERVISE_STARTED)
-		return;
-	memset(m, 0, sizeof(*m));
-	m->pid = -1;
-	m->err = ready == 0 ? ETIMEDOUT : ESRCH;
-}
-
-/*----- started while the run waits for the lock -----*/
-
-/*
- * In redlock-cli, when a run's lock is busy and it waits: start the
- * guardian now, with all the command needs but what only the taking
- * tells (supervise_pre_go), so that once the lock is ours the command
- * starts without a fork on the way: a fork and a new process's first run
- * would lengthen every hand-off between waiting hosts.  It closes its copies of our descriptors first.  pre->pid is -1 if it
- * could not be started; the run then starts one as usual.
- */
-void
-supervise_pre_start(struct supervise_pre *pre, char **argv, const char *key,
-    const sigset_t *caller_mask, int release_on_exit)
-{
-	struct guard	g;
-	sigset_t	all, before;
-	int		sv[2], e;
-
-	pre->pid = -1;
-	pre->fd = -1;
-	if (supervise_guard_prepare(&g, sv, release_on_exit) == -1) {
-		log_debug("socketpair: %s", strerror(errno));
-		return;
-	}
-	/* Nothing may reach it before it has blocked every signal itself. */
-	if (sigfillset(&all) == -1 ||
-	    sigprocmask(SIG_SETMASK, &all, &before) == -1) {
-		(void)close(sv[0]);
-		(void)close(sv[1]);
-		return;
-	}
-	if ((pre->pid = fork()) == 0) {
-		(void)close(sv[0]);
-		supervise_guard_pre_main(&g, argv, key, caller_mask);
-	}
-	e = errno;
-	(void)sigprocmask(SIG_SETMASK, &before, NULL);
-	(void)close(sv[1]);
-	if (pre->pid == -1) {
-		log_debug("fork: %s", strerror(e));
-		(void)close(sv[0]);
-		return;
-	}
-	pre->fd = sv[0];
-}
-
-/*
  * In the guardian of supervise_pre_start(): wait, with no child and
  * every signal blocked, until the lock is ours, then start the command
  * as supervise_guard_main() does.  redlock-cli gone (EOF) or giving up
  * (it closes its end): nothing to do but exit.
  */
-static void
+void
 supervise_guard_pre_main(struct guard *g, char **argv, const char *key,
     const sigset_t *caller_mask)
 {
@@ -315,110 +159,6 @@ supervise_guard_close_ours(int keep)
 }
 
 /*
- * In redlock-cli, the lock ours: have the guardian of supervise_pre_start()
- * start the command, and wait for that as supervise_guard_start() does.
- * Its pid (*fd its end, pre emptied), or -1 if it was gone before it
- * could be told: pre is then ended, and the caller starts a guardian as
- * usual, since no command was started.
- */
-pid_t
-supervise_pre_go(struct supervise_pre *pre, const struct lock *l,
-    int take_tty, int64_t until_ns, int *fd, struct supervise_msg *started)
-{
-	struct supervise_go	go;
-	const char		*token = lock_token(l);
-	pid_t			 pid = pre->pid;
-	ssize_t			 n;
-
-	if (pid == -1 || strlen(token) > TOKEN_HEX_LEN) {
-		supervise_pre_end(pre);
-		return (-1);
-	}
-	memset(&go, 0, sizeof(go));
-	go.op = SUPERVISE_GO;
-	go.take_tty = take_tty;
-	go.fence = (long long)lock_fence(l);
-	go.ttl_ms = (long long)lock_ttl_ms(l);
-	memcpy(go.token, token, strlen(token) + 1);
-	while ((n = send(pre->fd, &go, sizeof(go), MSG_NOSIGNAL)) == -1 &&
-	    errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof(go)) {
-		log_debug("the guardian started before is gone: another one");
-		supervise_pre_end(pre);
-		return (-1);
-	}
-	*fd = pre->fd;
-	pre->pid = -1;
-	pre->fd = -1;
-	supervise_guard_started(*fd, until_ns, started);
-	return (pid);
-}
-
-/*
- * In redlock-cli: no command after all, or a new guardian for it.  Ours
- * exits on the EOF: it has no child.  It is not waited for: redlock-cli
- * exits next (or supervises, and reaps every child), and a superseded
- * waiter's exit should not wait for another process's; whoever inherits
- * it then reaps it.
- */
-void
-supervise_pre_end(struct supervise_pre *pre)
-{
-	if (pre->fd != -1)
-		(void)close(pre->fd);
-	pre->pid = -1;
-	pre->fd = -1;
-}
-
-/*
- * In redlock-cli: ask the guardian.  0, or -1 once it is gone, or (EAGAIN)
- * if it has not read what we asked before.  The socket's buffer holds
- * thousands of requests, which the guardian reads at once; one that does
- * not (someone stopped it) is given GUARD_SEND_WAIT_MS once it is full,
- * not more: waiting for it would stop the renewals.
- */
-int
-supervise_guard_send(int fd, int op, int sig)
-{
-	struct supervise_req	r;
-	struct pollfd		pfd;
-	ssize_t			n;
-	int			tries = 0;
-
-	r.op = op;
-	r.sig = sig;
-	for (;;) {
-		n = send(fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n == (ssize_t)sizeof(r))
-			return (0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n != -1 || errno != EAGAIN || tries++ > 0)
-			return (-1);
-		pfd.fd = fd;
-		pfd.events = POLLOUT;
-		if (poll(&pfd, 1, GUARD_SEND_WAIT_MS) == -1)
-			return (-1);
-		errno = EAGAIN;
-	}
-}
-
-/* In redlock-cli: the next message, if any: 1, 0 (none yet), -1 (EOF). */
-int
-supervise_guard_recv(int fd, struct supervise_msg *m)
-{
-	ssize_t n;
-
-	while ((n = recv(fd, m, sizeof(*m), MSG_DONTWAIT)) == -1 &&
-	    errno == EINTR)
-		;
-	if (n == -1 && errno == EAGAIN)
-		return (0);
-	return (n == (ssize_t)sizeof(*m) ? 1 : -1);
-}
-
-/*
  * Own group, subreaper, every signal blocked, SIGCHLD as a descriptor
  * (and not ignored, as it may have been by whoever started us: our
  * children would then be reaped by the kernel, unseen).  0, or -1.
@@ -444,7 +184,7 @@ supervise_guard_setup(struct guard *g)
 }
 
 /* The guardian's life: start the command, then answer until it is over. */
-static void
+void
 supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 {
 	struct supervise_msg m;

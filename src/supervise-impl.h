@@ -141,22 +141,46 @@ struct supervisor {
 	char				 last_error[512];
 };
 
-/* supervise-reap.c */
+/* supervise-job.c */
 int	  supervise_reap(struct supervisor *);
 int	  supervise_started(struct supervisor *, const struct supervise_msg *);
 void	  supervise_tell(struct supervisor *, int, int);
+int	  supervise_guard_send(int, int, int);
+int	  supervise_guard_recv(int, struct supervise_msg *);
 
 /* supervise-spawn.c */
 char	**supervise_environ(const char *, const char *, long long,
 	      long long, size_t *);
 pid_t	  supervise_spawn(struct supervise_spawn *, int *);
 
-/* supervise-guard.c */
+/* supervise-start.c */
+int	  supervise_start(struct supervisor *, char **);
 pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *);
 pid_t	  supervise_pre_go(struct supervise_pre *, const struct lock *, int,
 	      int64_t, int *, struct supervise_msg *);
-int	  supervise_guard_send(int, int, int);
-int	  supervise_guard_recv(int, struct supervise_msg *);
+
+/*
+ * supervise-guard.c: the guardian process, and its state as
+ * supervise-start.c sets it up before the fork
+ */
+struct guard {
+	int	 fd;		/* to redlock-cli */
+	int	 sfd;		/* signalfd: SIGCHLD */
+	pid_t	 self;
+	pid_t	 rl;		/* redlock-cli */
+	pid_t	 cmd;		/* the command */
+	int	 is_cmd_reaped;
+	int	 is_told;	/* SUPERVISE_EXITED sent */
+	int	 cmd_status;
+	int	 release_on_exit;
+};
+deadfn void supervise_guard_main(struct guard *, struct supervise_spawn *);
+deadfn void supervise_guard_pre_main(struct guard *, char **, const char *,
+	      const sigset_t *);
+
+/* supervise-release.c */
+void	  supervise_release(struct supervisor *);
+void	  supervise_audit(const struct supervisor *);
 
 /* supervise-listen.c */
 void	  supervise_listen_open(struct supervisor *);

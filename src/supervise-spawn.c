@@ -50,7 +50,7 @@ supervise_child(const struct supervise_spawn *sp)
 	    getppid() != sp->parent)
 		_exit(EXIT_LOST);
 	/* The child's dispositions are its own (no CLONE_SIGHAND). */
-	supervise_restore_sigpipe();
+	endsig_restore_sigpipe();
 	(void)sigaction(SIGCHLD, sp->old_chld, NULL);
 	/*
 	 * A Ctrl-Z that came after our tcsetpgrp is pending here (blocked):

@@ -55,26 +55,9 @@
 /* A renewal needs at least this long to have a chance. */
 #define SUPERVISE_MIN_TRY_MS	5
 
-static struct sigaction	 supervise_old_sigpipe;
-static int		 supervise_have_old_sigpipe;
-
-/*
- * Job control sent to us (kill -TSTP %1 reaches our process group, not
- * the command's) goes to the command's group: a stopped supervisor would
- * let the lock expire under a command that still runs.  Paused this way,
- * the job keeps its lock, renewed, as a stopped flock(1) would.
- */
-static const int supervise_job_signals[] = { SIGTSTP, SIGCONT, 0 };
-
 /* init */
 static void	 supervise_init(struct supervisor *, struct lock *,
 		     const struct supervise_opts *);
-/* start */
-static int	 supervise_start(struct supervisor *, char **);
-static int	 supervise_block(struct supervisor *);
-static int	 supervise_spawn_job(struct supervisor *, char **);
-static int	 supervise_spawn_pre(struct supervisor *);
-static int	 supervise_spawn_guard(struct supervisor *, char **);
 /* hold, then drain */
 static void	 supervise_hold(struct supervisor *);
 static void	 supervise_drain(struct supervisor *);
@@ -86,30 +69,8 @@ static void	 supervise_wait(struct supervisor *, int64_t);
 static void	 supervise_lose(struct supervisor *, const char *);
 static void	 supervise_lose_why(struct supervisor *, const char *);
 static void	 supervise_lose_due(struct supervisor *, int64_t);
-/* release, and back to the caller */
-static void	 supervise_release(struct supervisor *);
-static void	 supervise_release_failed(struct supervisor *, int);
+/* back to the caller */
 static void	 supervise_unblock(struct supervisor *);
-static void	 supervise_audit(const struct supervisor *);
-
-void
-supervise_ignore_sigpipe(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	if (sigemptyset(&sa.sa_mask) == 0 &&
-	    sigaction(SIGPIPE, &sa, &supervise_old_sigpipe) == 0)
-		supervise_have_old_sigpipe = 1;
-}
-
-void
-supervise_restore_sigpipe(void)
-{
-	if (supervise_have_old_sigpipe)
-		(void)sigaction(SIGPIPE, &supervise_old_sigpipe, NULL);
-}
 
 /*
  * Run argv while holding l (already acquired), phase by phase.  Returns
@@ -173,138 +134,6 @@ supervise_init(struct supervisor *s, struct lock *l,
 		s->retry_ns = clock_ms_to_ns(2000);
 	s->next_renew_ns = lock_acquired_ns(l) + s->renew_ns;
 	s->last_ok_ns = lock_acquired_ns(l);
-}
-
-/*----- start: block what the loop waits for, start the job -----*/
-
-/*
- * The command's process group gets the terminal only if ours has it.
- * 0, or -1 (logged; the lock is still held, the signals still blocked:
- * the caller releases, then unblocks, so that no signal interrupts the
- * release).
- */
-static int
-supervise_start(struct supervisor *s, char **argv)
-{
-	if (supervise_block(s) == -1)
-		return (-1);
-	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
-		s->tty_fd = STDIN_FILENO;
-	return (supervise_spawn_job(s, argv));
-}
-
-/*
- * Block what we wait for (s->wait_set, SIGTTOU aside), saving the mask
- * and SIGCHLD's disposition from before.  0, or -1 (logged, nothing
- * changed).
- */
-static int
-supervise_block(struct supervisor *s)
-{
-	sigset_t		*set = &s->wait_set;
-	struct sigaction	 dfl;
-	int			 i;
-
-	if (sigemptyset(set) == -1 || sigaddset(set, SIGCHLD) == -1 ||
-	    sigaddset(set, SIGTTOU) == -1)
-		fatal(EXIT_UNAVAILABLE, "sigset");
-	/* Passed on to the command: the signals that would end us. */
-	for (i = 0; endsig_list[i] != 0; i++)
-		if (sigaddset(set, endsig_list[i]) == -1)
-			fatal(EXIT_UNAVAILABLE, "sigset");
-	for (i = 0; supervise_job_signals[i] != 0; i++)
-		if (sigaddset(set, supervise_job_signals[i]) == -1)
-			fatal(EXIT_UNAVAILABLE, "sigset");
-	/*
-	 * A SIGCHLD ignored by whoever started us (it survives exec) would
-	 * mean no SIGCHLD and no exit status: the kernel reaps the guardian
-	 * itself.  Take the default for us; the command gets it back.
-	 */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	if (sigemptyset(&dfl.sa_mask) == -1 ||
-	    sigaction(SIGCHLD, &dfl, &s->before_chld) == -1) {
-		log_warn("sigaction");
-		return (-1);
-	}
-	if (sigprocmask(SIG_BLOCK, set, &s->before_mask) == -1) {
-		log_warn("sigprocmask");
-		(void)sigaction(SIGCHLD, &s->before_chld, NULL);
-		return (-1);
-	}
-	s->is_blocked = 1;
-	/* SIGTTOU is only blocked (for tcsetpgrp), never waited for. */
-	if (sigdelset(set, SIGTTOU) == -1)
-		fatal(EXIT_UNAVAILABLE, "sigset");
-	return (0);
-}
-
-/*
- * Start the guardian, and through it the command (or have the one of
- * supervise_pre_start start it).  The command gets the mask from before
- * the caller held anything (endsig_hold), else the one from before
- * supervise_run, and SIGCHLD's disposition from before.  A guardian
- * forked now starts the command without us waiting for it: the loop
- * renews meanwhile and hears how the start went (supervise_started()).
- * 0, or -1 (logged).
- */
-static int
-supervise_spawn_job(struct supervisor *s, char **argv)
-{
-	int rc;
-
-	s->argv0 = argv[0];
-	s->guard = -1;
-	if (s->opts->pre != NULL && (rc = supervise_spawn_pre(s)) != 1)
-		return (rc);
-	return (supervise_spawn_guard(s, argv));
-}
-
-/*
- * Have the guardian forked during the wait start the command; it answers
- * at once.  0, -1 (logged), or 1 if it could not be told (start another).
- */
-static int
-supervise_spawn_pre(struct supervisor *s)
-{
-	struct supervise_msg m;
-
-	s->guard = supervise_pre_go(s->opts->pre, s->lock, s->tty_fd != -1,
-	    lock_valid_until_ns(s->lock), &s->guard_fd, &m);
-	if (s->guard == -1)
-		return (1);
-	if (supervise_started(s, &m) == 0)
-		return (0);
-	/* A guardian stopped on the way would never exit. */
-	(void)kill(s->guard, SIGKILL);
-	(void)close(s->guard_fd);
-	while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
-		;
-	return (-1);
-}
-
-/* Fork the guardian now, with the command's environment.  0, or -1. */
-static int
-supervise_spawn_guard(struct supervisor *s, char **argv)
-{
-	struct supervise_spawn	sp;
-	size_t			i, first_own;
-
-	memset(&sp, 0, sizeof(sp));
-	sp.argv = argv;
-	sp.envp = supervise_environ(lock_name(s->lock), lock_token(s->lock),
-	    (long long)lock_fence(s->lock), (long long)lock_ttl_ms(s->lock),
-	    &first_own);
-	sp.old_mask = s->opts->caller_mask != NULL ? s->opts->caller_mask :
-	    &s->before_mask;
-	sp.old_chld = &s->before_chld;
-	sp.tty_fd = s->tty_fd;
-	s->guard = supervise_guard_start(&sp, s->opts->release_on_exit,
-	    &s->guard_fd);
-	for (i = first_own; sp.envp[i] != NULL; i++)
-		free(sp.envp[i]);
-	free(sp.envp);
-	return (s->guard == -1 ? -1 : 0);
 }
 
 /*----- hold and drain: renew, meet the deadlines, pass signals on -----*/
@@ -505,81 +334,6 @@ supervise_lose_due(struct supervisor *s, int64_t now)
 	}
 }
 
-/*----- release: the job is over -----*/
-
-/*
- * Give the lock back, or with --min-hold keep it for the rest by
- * shortening its TTL rather than deleting the key, so that a host whose
- * clock is late does not run the same job again.
- */
-static void
-supervise_release(struct supervisor *s)
-{
-	int64_t	now = clock_mono_ns(), held_ms, rest_ms;
-	int	rc;
-
-	if (s->tty_fd != -1)
-		(void)tcsetpgrp(s->tty_fd, getpgrp());
-	/*
-	 * Recorded while the lock is ours, so that no older order gets in
-	 * first; a cancel or force that came after the command's own end
-	 * changes nothing of what it did.
-	 */
-	if (s->opts->record_order >= 0 && s->code == 0 && s->code_sig == 0 &&
-	    (s->is_late_end || (!s->is_lost && !s->is_cancelled)) &&
-	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
-		log_warnx("%s", lock_error(s->lock));
-	if (s->lost_not_owner)
-		return;		/* someone else's lock now: hands off */
-	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
-		return;		/* expired: nothing of ours is left */
-	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
-	rest_ms = s->opts->min_hold_ms - held_ms;
-	if (!s->is_lost && rest_ms > 0) {
-		rc = lock_extend(s->lock, rest_ms, 0);
-		if (rc == EXIT_OK)
-			log_info("keeping lock '%s' for %lldms more "
-			    "(--min-hold)", lock_name(s->lock),
-			    (long long)rest_ms);
-	} else
-		rc = lock_release(s->lock);
-	if (!s->is_lost)
-		s->held_until_ns = clock_mono_ns() + (rc == EXIT_OK &&
-		    rest_ms > 0 ? clock_ms_to_ns(rest_ms) : 0);
-	if (rc == EXIT_OK && rest_ms <= 0)
-		log_info("released lock '%s'", lock_name(s->lock));
-	else if (rc != EXIT_OK)
-		supervise_release_failed(s, rc);
-}
-
-/*
- * The release (or --min-hold's extension) failed.  After a lost lock
- * that is the same failure, already told in one line: -v only.  Else say
- * what is known: the server cannot tell a lock that expired from one
- * deleted by someone else, but our own clock knows when it expired.
- */
-static void
-supervise_release_failed(struct supervisor *s, int rc)
-{
-	const char *name = lock_name(s->lock);
-
-	if (s->is_lost)
-		log_info("lock '%s' was lost, and not released either (it "
-		    "will expire by its TTL): %s", name, lock_error(s->lock));
-	else if (rc != EXIT_NOT_OWNER)
-		log_warnx("cannot release lock '%s' (it will expire by its "
-		    "TTL): %s", name, lock_error(s->lock));
-	else if (clock_mono_ns() >= lock_valid_until_ns(s->lock))
-		log_warnx("lock '%s' had already expired when the command "
-		    "ended", name);
-	else if (lock_not_owner(s->lock) == LOCK_GONE)
-		log_warnx("lock '%s' was released or deleted by someone else, "
-		    "or had expired, when the command ended", name);
-	else
-		log_warnx("lock '%s' was held by another owner when the "
-		    "command ended", name);
-}
-
 /*
  * Back to the mask and SIGCHLD's disposition from before supervise_run.
  * A signal collected for the job that came too late for it (a SIGTSTP, a
@@ -608,25 +362,3 @@ supervise_unblock(struct supervisor *s)
 	s->is_blocked = 0;
 }
 
-/*
- * The one line --syslog keeps of every run, even without -v: what ran
- * under which fence, how long it waited for and held the lock, and how
- * the command ended.
- */
-static void
-supervise_audit(const struct supervisor *s)
-{
-	char	waited[32], held[32], how[64];
-
-	duration_span(s->opts->waited_ms, waited, sizeof(waited));
-	duration_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
-	    1000000, held, sizeof(held));
-	if (s->code_sig != 0)
-		(void)snprintf(how, sizeof(how), "killed by SIG%s",
-		    signame_name(s->code_sig));
-	else
-		(void)snprintf(how, sizeof(how), "exit %d", s->code);
-	log_audit("run '%s' done: fence %lld, waited %s, held %s, %s%s",
-	    lock_name(s->lock), (long long)lock_fence(s->lock), waited, held,
-	    how, s->is_lost ? ", lock lost" : "");
-}

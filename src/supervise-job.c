@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * redlock-cli's side of the job: what the guardian (supervise-guard.c)
- * tells us about the command, what we ask it to do, and its end, which is
- * the job's.  Each message is announced with a SIGCHLD, so the
+ * redlock-cli's side of the job, once the guardian runs it
+ * (supervise-start.c starts the guardian): what the guardian
+ * (supervise-guard.c) tells us about the command, what we ask it to do,
+ * the messages on the socket pair between us, and the job's end.  Each message is announced with a SIGCHLD, so the
  * supervisor's sigtimedwait() hears of them as of a child's change.
  */
 
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +22,9 @@
 
 #include "redlock.h"
 #include "supervise-impl.h"
+
+/* How long redlock-cli waits for a guardian that reads nothing. */
+#define GUARD_SEND_WAIT_MS	100
 
 static void	 supervise_job_stop(struct supervisor *);
 static void	 supervise_exited(struct supervisor *,
@@ -280,4 +287,51 @@ supervise_status_code(int status)
 	if (WIFSIGNALED(status))
 		return (EXIT_SIGNAL_BASE + WTERMSIG(status));
 	return (EXIT_UNAVAILABLE);
+}
+
+/*
+ * In redlock-cli: ask the guardian.  0, or -1 once it is gone, or (EAGAIN)
+ * if it has not read what we asked before.  The socket's buffer holds
+ * thousands of requests, which the guardian reads at once; one that does
+ * not (someone stopped it) is given GUARD_SEND_WAIT_MS once it is full,
+ * not more: waiting for it would stop the renewals.
+ */
+int
+supervise_guard_send(int fd, int op, int sig)
+{
+	struct supervise_req	r;
+	struct pollfd		pfd;
+	ssize_t			n;
+	int			tries = 0;
+
+	r.op = op;
+	r.sig = sig;
+	for (;;) {
+		n = send(fd, &r, sizeof(r), MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(r))
+			return (0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != -1 || errno != EAGAIN || tries++ > 0)
+			return (-1);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, GUARD_SEND_WAIT_MS) == -1)
+			return (-1);
+		errno = EAGAIN;
+	}
+}
+
+/* In redlock-cli: the next message, if any: 1, 0 (none yet), -1 (EOF). */
+int
+supervise_guard_recv(int fd, struct supervise_msg *m)
+{
+	ssize_t n;
+
+	while ((n = recv(fd, m, sizeof(*m), MSG_DONTWAIT)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN)
+		return (0);
+	return (n == (ssize_t)sizeof(*m) ? 1 : -1);
 }

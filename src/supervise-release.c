@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run's release phase: the job is over.  The lock given back (or kept
+ * for the rest of --min-hold), --skip-outdated's record written while
+ * the lock is still ours, what a failed release means said in one line,
+ * and the audit line --syslog keeps of every run.
+ */
+
+#include <stdio.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "redlock.h"
+#include "supervise-impl.h"
+
+static void	 supervise_release_failed(struct supervisor *, int);
+
+/*
+ * Give the lock back, or with --min-hold keep it for the rest by
+ * shortening its TTL rather than deleting the key, so that a host whose
+ * clock is late does not run the same job again.
+ */
+void
+supervise_release(struct supervisor *s)
+{
+	int64_t	now = clock_mono_ns(), held_ms, rest_ms;
+	int	rc;
+
+	if (s->tty_fd != -1)
+		(void)tcsetpgrp(s->tty_fd, getpgrp());
+	/*
+	 * Recorded while the lock is ours, so that no older order gets in
+	 * first; a cancel or force that came after the command's own end
+	 * changes nothing of what it did.
+	 */
+	if (s->opts->record_order >= 0 && s->code == 0 && s->code_sig == 0 &&
+	    (s->is_late_end || (!s->is_lost && !s->is_cancelled)) &&
+	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
+		log_warnx("%s", lock_error(s->lock));
+	if (s->lost_not_owner)
+		return;		/* someone else's lock now: hands off */
+	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
+		return;		/* expired: nothing of ours is left */
+	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
+	rest_ms = s->opts->min_hold_ms - held_ms;
+	if (!s->is_lost && rest_ms > 0) {
+		rc = lock_extend(s->lock, rest_ms, 0);
+		if (rc == EXIT_OK)
+			log_info("keeping lock '%s' for %lldms more "
+			    "(--min-hold)", lock_name(s->lock),
+			    (long long)rest_ms);
+	} else
+		rc = lock_release(s->lock);
+	if (!s->is_lost)
+		s->held_until_ns = clock_mono_ns() + (rc == EXIT_OK &&
+		    rest_ms > 0 ? clock_ms_to_ns(rest_ms) : 0);
+	if (rc == EXIT_OK && rest_ms <= 0)
+		log_info("released lock '%s'", lock_name(s->lock));
+	else if (rc != EXIT_OK)
+		supervise_release_failed(s, rc);
+}
+
+/*
+ * The release (or --min-hold's extension) failed.  After a lost lock
+ * that is the same failure, already told in one line: -v only.  Else say
+ * what is known: the server cannot tell a lock that expired from one
+ * deleted by someone else, but our own clock knows when it expired.
+ */
+static void
+supervise_release_failed(struct supervisor *s, int rc)
+{
+	const char *name = lock_name(s->lock);
+
+	if (s->is_lost)
+		log_info("lock '%s' was lost, and not released either (it "
+		    "will expire by its TTL): %s", name, lock_error(s->lock));
+	else if (rc != EXIT_NOT_OWNER)
+		log_warnx("cannot release lock '%s' (it will expire by its "
+		    "TTL): %s", name, lock_error(s->lock));
+	else if (clock_mono_ns() >= lock_valid_until_ns(s->lock))
+		log_warnx("lock '%s' had already expired when the command "
+		    "ended", name);
+	else if (lock_not_owner(s->lock) == LOCK_GONE)
+		log_warnx("lock '%s' was released or deleted by someone else, "
+		    "or had expired, when the command ended", name);
+	else
+		log_warnx("lock '%s' was held by another owner when the "
+		    "command ended", name);
+}
+
+/*
+ * The one line --syslog keeps of every run, even without -v: what ran
+ * under which fence, how long it waited for and held the lock, and how
+ * the command ended.
+ */
+void
+supervise_audit(const struct supervisor *s)
+{
+	char	waited[32], held[32], how[64];
+
+	duration_span(s->opts->waited_ms, waited, sizeof(waited));
+	duration_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
+	    1000000, held, sizeof(held));
+	if (s->code_sig != 0)
+		(void)snprintf(how, sizeof(how), "killed by SIG%s",
+		    signame_name(s->code_sig));
+	else
+		(void)snprintf(how, sizeof(how), "exit %d", s->code);
+	log_audit("run '%s' done: fence %lld, waited %s, held %s, %s%s",
+	    lock_name(s->lock), (long long)lock_fence(s->lock), waited, held,
+	    how, s->is_lost ? ", lock lost" : "");
+}
