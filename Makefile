@@ -4,7 +4,7 @@
 PROG	= redlock-cli
 SRCS	= src/main.c src/cmd.c src/options.c src/options-table.c src/settings.c src/cmd-acquire.c src/cmd-extend.c src/cmd-help.c \
 	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c src/conn-connect.c src/conn-io.c src/conn-poll.c src/conn-resp.c src/conn-reply.c src/conn-bounds.c src/conn-resolve.c src/conn-sentinel.c src/conn-redirect.c \
-	  src/lock.c src/lock-call.c src/lock-acquire.c src/lock-status.c src/lock-wait.c src/lock-scripts.c src/tls.c src/supervise.c src/url.c src/duration.c \
+	  src/lock.c src/lock-call.c src/lock-acquire.c src/lock-status.c src/lock-wait.c src/lock-scripts.c src/tls.c src/supervise.c src/url.c src/url-guess.c src/duration.c \
 	  src/clock.c src/token.c src/log.c src/xmalloc.c \
 	  src/signame.c src/endsig.c src/keyslot.c src/json.c src/number.c src/help.c \
 	  src/options-value.c src/options-error.c
@@ -169,7 +169,7 @@ $(B)/%.o: %.c
 # The same for every build, so it stays in src/ whatever BUILDDIR is; made
 # by the build machine's compiler, since it runs here.
 SHATOOL	= src/tools/script-sha
-src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/scripts-mutex.h \
+src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/scripts-queue.h src/scripts-mutex.h \
     src/scripts-semaphore.h src/scripts-list.h src/scripts-shared.h \
     src/sha1.c src/redlock.h
 	$(CC_FOR_BUILD) -std=c11 -D_GNU_SOURCE -Wall -Wextra \
@@ -315,6 +315,8 @@ test-servers: deps $(BIN) $(UNIT_BIN)
 	done
 
 lint:
+	python3 tests/lint/floors.py src
+	python3 tests/lint/sizes.py src
 	mandoc -Tlint -W warning $(MAN)
 	groff -mandoc -ww -z $(MAN)
 	shellcheck -s bash completions/redlock-cli.bash tests/*.bash tests/faults/*.bash bench/*.sh

@@ -390,56 +390,14 @@ url_scheme_name(const char *str, size_t len)
 	return (1);
 }
 
-/*
- * For a string that is not a URL of ours, what it may have meant: a known
- * scheme with "://" mistyped ("redis:/host", "redis//host", "Redis://h"),
- * a path ("/run/redis.sock"), or a host without a scheme ("localhost:6380").
- * Appends "; did you mean URL?" to *errstr, the URL redacted, when there
- * is a guess.
- */
+/* Appends "; did you mean URL?" to *errstr, redacted, when url_guess has one. */
 static void
 url_hint(const char *str, const char **errstr)
 {
-	static const char *schemes[] = { "redis-sentinel", "redis+cluster",
-	    "rediss", "redis", "unix" };
-	const char	*rest = NULL, *scheme = "redis", *sep;
-	char		*guess, *shown;
-	size_t		 i, n;
+	char	*guess, *shown;
 
-	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-		n = strlen(schemes[i]);
-		if (strncasecmp(str, schemes[i], n) == 0 &&
-		    (str[n] == ':' || str[n] == '/')) {
-			scheme = schemes[i];
-			rest = str + n;
-			break;
-		}
-	}
-	if ((sep = strstr(str, "://")) != NULL) {
-		/* An unknown scheme: only a known one in other case. */
-		if (rest != sep)
-			return;
-		rest = sep + 3;
-	} else if (rest != NULL) {
-		/* "redis:/h", "redis//h", "redis:h", "unix:/p" */
-		if (*rest == ':')
-			rest++;
-		rest += strspn(rest, "/");
-		if (strcmp(scheme, "unix") == 0 && strstr(rest, "@/") == NULL) {
-			/* the path, which starts at a '/' */
-			rest--;
-			if (rest < str || *rest != '/')
-				return;
-		}
-	} else {
-		/* a path, or a host and port */
-		if (*str == '/')
-			scheme = "unix";
-		rest = str;
-	}
-	if (*rest == '\0')
+	if ((guess = url_guess(str)) == NULL)
 		return;
-	guess = xasprintf("%s://%s", scheme, rest);
 	shown = url_redact(guess);
 	free(guess);
 	url_set_error(errstr, xasprintf("%s; did you mean %s?", *errstr,
