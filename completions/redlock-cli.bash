@@ -33,18 +33,20 @@ _redlock_cli_verb_opts()
 {
 	case $1 in
 	acquire)
-		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code --token -s --shared -x --exclusive" \
+		echo "-t --ttl -n --nonblock --nb --nonblocking -w --wait" \
+		    "--timeout -E --conflict-exit-code --token -s --shared" \
+		    "-x -e --exclusive" \
 		    "--limit --fair --queue --order --cancel-running --json" ;;
 	release)
 		echo "--token --force --limit" ;;
 	extend)
 		echo "--token -t --ttl --limit" ;;
 	run)
-		echo "-t --ttl -n --nonblock -w --wait --timeout -E" \
-		    "--conflict-exit-code -s --shared -x --exclusive --limit" \
-		    "--fair --renew --lost-signal" \
-		    "--kill-after --lost-exit-code --release-on-exit --jitter" \
+		echo "-t --ttl -n --nonblock --nb --nonblocking -w --wait" \
+		    "--timeout -E --conflict-exit-code -s --shared -x -e" \
+		    "--exclusive --limit --fair --renew --lost-signal" \
+		    "--kill-after --lost-exit-code --release-on-exit -o" \
+		    "--close --jitter" \
 		    "--min-hold -c --command --queue --order --skip-outdated" \
 		    "--cancel-running --superseded-exit-code" \
 		    "--outdated-exit-code --cancelled-exit-code" ;;

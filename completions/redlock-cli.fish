@@ -69,6 +69,8 @@ complete -c redlock-cli -n $g -s V -l version -d 'Print version'
 # acquire and run
 complete -c redlock-cli -n '__redlock_cli_using acquire extend run' -s t -l ttl -x -d 'Time to live (duration)'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s n -l nonblock -d 'Fail at once if the lock is held'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l nb -d 'Fail at once if the lock is held (flock)'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l nonblocking -d 'Fail at once if the lock is held (flock)'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s w -l wait -x -d 'Give up after this long (duration)'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l timeout -x -d 'Same as --wait'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s E -l conflict-exit-code -x -d 'Exit code when the lock is busy'
@@ -82,6 +84,7 @@ complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -s e -d 'An exclusive hold (flock -e)'
 
 # run
 complete -c redlock-cli -n '__redlock_cli_using run' -l renew -x -d 'Renew this often (duration)'
@@ -89,6 +92,7 @@ complete -c redlock-cli -n '__redlock_cli_using run' -l lost-signal -x -a 'TERM 
 complete -c redlock-cli -n '__redlock_cli_using run' -l kill-after -x -d 'SIGKILL this long after the lost signal'
 complete -c redlock-cli -n '__redlock_cli_using run' -l lost-exit-code -x -d 'Exit code for a lost lock'
 complete -c redlock-cli -n '__redlock_cli_using run' -l release-on-exit -d 'Release when the command exits, not its leftovers'
+complete -c redlock-cli -n '__redlock_cli_using run' -s o -l close -d 'Release when the command exits (flock -o)'
 complete -c redlock-cli -n '__redlock_cli_using run' -l jitter -x -d 'Sleep up to this long first (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -l min-hold -x -d 'Hold the lock at least this long (duration)'
 complete -c redlock-cli -n '__redlock_cli_using run' -s c -l command -x -d 'Run a shell command'

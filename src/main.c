@@ -63,8 +63,7 @@ main(int argc, char **argv)
 		return (st.code);
 	}
 	if ((e = cmd_find(argv[i])) == NULL) {
-		log_warnx("unknown command '%s' (see '%s --help')", argv[i],
-		    PROGNAME);
+		options_unknown_command(argc - i, argv + i);
 		settings_free(&g);
 		return (EXIT_USAGE);
 	}

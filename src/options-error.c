@@ -13,6 +13,27 @@
 #include "options-impl.h"
 
 static const char *options_typed(char **, int, char *, size_t);
+static void	 options_unknown(const char *, const char *, const char *);
+static const char *options_word_of(char **, int);
+
+/*
+ * The whole word that held the option getopt refused.  getopt moves on
+ * to the next word only after the last letter of a cluster: "-Z" alone
+ * or at the end is the word before optind, one refused in the middle
+ * ("-json": 'j') is the word at optind.  argv ends with NULL.
+ */
+static const char *
+options_word_of(char **argv, int optind_now)
+{
+	const char	*prev = argv[optind_now - 1], *cur = argv[optind_now];
+	size_t		 n = strlen(prev);
+
+	if (strncmp(prev, "--", 2) == 0 || optopt <= 0 || (prev[0] == '-' &&
+	    n > 1 && prev[n - 1] == optopt) || cur == NULL || cur[0] != '-' ||
+	    strchr(cur, optopt) == NULL)
+		return (prev);
+	return (cur);
+}
 
 /*
  * The option getopt just refused, as typed: "--name" without any
@@ -52,8 +73,65 @@ options_getopt_error(const char *verb, int ch, char **argv, int optind_now)
 		log_warnx("%soption '%s' does not take an argument", prefix,
 		    typed);
 	else
-		log_warnx("%sunknown option '%s'", prefix, typed);
+		options_unknown(verb, typed, options_word_of(argv,
+		    optind_now));
 	return (EXIT_USAGE);
+}
+
+/*
+ * "unknown option", with the nearest valid spelling when there is one,
+ * and where the valid ones are listed.  word is the whole word typed:
+ * "-json" was taken by getopt for "-j", but meant "--json".
+ */
+static void
+options_unknown(const char *verb, const char *typed, const char *word)
+{
+	const struct cmd_entry	*e = verb != NULL ? cmd_find(verb) : NULL;
+	const char		*near;
+	char			 buf[80], see[64];
+
+	near = options_nearest(word[0] == '-' && word[1] != '-' &&
+	    strlen(word) > 2 ? word : typed, e, buf, sizeof(buf));
+	if (e != NULL)
+		(void)snprintf(see, sizeof(see), "%s help %s", PROGNAME,
+		    e->name);
+	else
+		(void)snprintf(see, sizeof(see), "%s --help", PROGNAME);
+	if (near != NULL)
+		log_warnx("%s%sunknown option '%s': did you mean '%s'? (see "
+		    "'%s')", verb != NULL ? verb : "", verb != NULL ? ": " : "",
+		    word[0] == '-' && word[1] != '-' && strlen(word) > 2 &&
+		    strcmp(near + 2, word + 1) == 0 ? word : typed, near, see);
+	else
+		log_warnx("%s%sunknown option '%s' (see '%s')", verb != NULL ?
+		    verb : "", verb != NULL ? ": " : "", typed, see);
+}
+
+/*
+ * A first word that is no command: the nearest command, or for flock's
+ * habit ("flock FILE CMD": 'redlock-cli nightly -- backup.sh'), the run
+ * that was meant.
+ */
+void
+options_unknown_command(int argc, char **argv)
+{
+	const char	*near = options_nearest_command(argv[0]);
+	int		 i;
+
+	for (i = 1; near == NULL && i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			log_warnx("unknown command '%s': to run a command "
+			    "under lock '%s', type '%s run %s -- CMD' (see "
+			    "'%s --help')", argv[0], argv[0], PROGNAME, argv[0],
+			    PROGNAME);
+			return;
+		}
+	if (near != NULL)
+		log_warnx("unknown command '%s': did you mean '%s'? (see '%s "
+		    "--help')", argv[0], near, PROGNAME);
+	else
+		log_warnx("unknown command '%s' (see '%s --help')", argv[0],
+		    PROGNAME);
 }
 
 /*
@@ -99,6 +177,7 @@ options_misplaced(int argc, char **argv, int optind_now)
 		log_warnx("%s is an option of '%s': put it after '%s KEY'",
 		    typed, e->name, e->name);
 	else
-		log_warnx("%s: unknown option '%s'", e->name, typed);
+		options_unknown(e->name, typed, options_word_of(argv,
+		    optind_now));
 	return (1);
 }

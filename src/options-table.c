@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "redlock.h"
 #include "options-impl.h"
@@ -66,6 +67,10 @@ const struct options_def options_defs[] = {
 	    "the lock expires TTL after it is taken or extended", "30s" },
 	{ { { "nonblock", no_argument, NULL, OPT_NONBLOCK }, 0 }, NULL,
 	    "fail at once if the lock is busy", NULL },
+	/* flock(1)'s spellings, where the meaning is the same */
+	{ { { "nb", no_argument, NULL, OPT_NONBLOCK }, 0 }, NULL, NULL, NULL },
+	{ { { "nonblocking", no_argument, NULL, OPT_NONBLOCK }, 0 }, NULL,
+	    NULL, NULL },
 	{ { { "wait", required_argument, NULL, OPT_WAIT }, 0 }, "WAIT",
 	    "give up after WAIT; -w 0 is -n", "wait until it is free" },
 	{ { { "timeout", required_argument, NULL, OPT_WAIT }, 0 }, "WAIT",
@@ -116,6 +121,8 @@ const struct options_def options_defs[] = {
 	    "exit status when the lock was lost", "75" },
 	{ { { "release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT }, 0 },
 	    NULL, "release when CMD exits, not when all it started have", NULL },
+	{ { { "close", no_argument, NULL, OPT_RELEASE_ON_EXIT }, 0 }, NULL,
+	    NULL, NULL },
 	{ { { "jitter", required_argument, NULL, OPT_JITTER }, 0 }, "DUR",
 	    "first sleep a random time up to DUR", "0" },
 	{ { { "min-hold", required_argument, NULL, OPT_MIN_HOLD }, 0 }, "DUR",
@@ -126,6 +133,28 @@ const struct options_def options_defs[] = {
 	    "STRING", "run /bin/sh -c STRING instead of -- CMD", NULL },
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
 };
+
+/*
+ * flock(1)'s short spellings: -o is --release-on-exit (flock's "close
+ * before exec" keeps nothing of the lock in the command), -e is -x.
+ */
+const struct options_alias options_short_aliases[] = {
+	{ 'o', OPT_RELEASE_ON_EXIT },
+	{ 'e', OPT_EXCLUSIVE },
+	{ 0, 0 }
+};
+
+/* The option a short alias stands for; any other id as it is. */
+int
+options_canonical(int id)
+{
+	const struct options_alias *a;
+
+	for (a = options_short_aliases; a->letter != 0; a++)
+		if (a->letter == id)
+			return (a->id);
+	return (id);
+}
 
 /* Rows in options_defs, the ending one included. */
 const size_t options_ndefs = sizeof(options_defs) / sizeof(options_defs[0]);
@@ -162,6 +191,26 @@ options_listed(const struct cmd_entry *e, int id)
 		if (e->options[i] == id)
 			return (1);
 	return (0);
+}
+
+/*
+ * The row of the option whose argument is optional if the word before
+ * argv[i] is that option, typed alone ("--cancel-running"): a value
+ * after it was meant as its argument.  NULL otherwise.
+ */
+const struct options_def *
+options_optional_before(char **argv, int i)
+{
+	const struct options_def	*d;
+	const char			*w = i > 0 ? argv[i - 1] : "";
+
+	if (strncmp(w, "--", 2) != 0)
+		return (NULL);
+	for (d = options_defs; d->getopt.opt.name != NULL; d++)
+		if (d->getopt.opt.has_arg == optional_argument &&
+		    strcmp(w + 2, d->getopt.opt.name) == 0)
+			return (d);
+	return (NULL);
 }
 
 /* Whether option id is valid with verb e (NULL: before any verb). */

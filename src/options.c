@@ -23,6 +23,9 @@ static void	 options_getopt_tables(const struct cmd_entry *, char **,
 		     struct option **);
 static void	 options_print_version(void);
 static void	 options_defaults(struct cmd_args *);
+static int	 options_swallowed(const struct cmd_entry *, char **);
+static void	 options_alias_letters(const struct cmd_entry *, char *,
+		     size_t *);
 static int	 options_word(const struct cmd_entry *, char **,
 		     struct cmd_args *);
 static int	 options_check_words(const struct cmd_entry *, int, char **,
@@ -54,7 +57,8 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 	size_t				 n = 0, ns = 2;
 
 	*longopts = xcalloc(options_ndefs, sizeof(**longopts));
-	*shortopts = xcalloc(options_ndefs, 3);
+	/* Room for every row's letter and ":", and the alias letters. */
+	*shortopts = xcalloc(options_ndefs + 8, 3);
 	memcpy(*shortopts, "+:", 2);
 	for (d = options_defs; d->getopt.opt.name != NULL; d++) {
 		/* The row is at hand: no options_find() for each (every
@@ -69,6 +73,18 @@ options_getopt_tables(const struct cmd_entry *e, char **shortopts,
 		if (d->getopt.opt.has_arg == required_argument)
 			(*shortopts)[ns++] = ':';
 	}
+	options_alias_letters(e, *shortopts, &ns);
+}
+
+/* flock's short spellings of the options verb e takes, onto shortopts. */
+static void
+options_alias_letters(const struct cmd_entry *e, char *shortopts, size_t *ns)
+{
+	const struct options_alias *a;
+
+	for (a = options_short_aliases; a->letter != 0; a++)
+		if (options_takes(e, a->id))
+			shortopts[(*ns)++] = (char)a->letter;
 }
 
 /* -V: the version and what is inside (hiredis, the libssl TLS would load). */
@@ -151,7 +167,11 @@ options_word(const struct cmd_entry *e, char **argv, struct cmd_args *a)
 		a->key = argv[optind++];
 		return (0);
 	}
-	if (e->flags & CMD_TAKES_COMMAND)
+	if (options_optional_before(argv, optind) != NULL)
+		log_warnx("%s: unexpected argument '%s' (an argument of %s "
+		    "goes after '=': %s=%s)", e->name, argv[optind],
+		    argv[optind - 1], argv[optind - 1], argv[optind]);
+	else if (e->flags & CMD_TAKES_COMMAND)
 		log_warnx("%s: unexpected argument '%s' (put the command "
 		    "after '--')", e->name, argv[optind]);
 	else
@@ -170,8 +190,8 @@ options_check_words(const struct cmd_entry *e, int argc, char **argv,
 	    (e->flags & (CMD_TAKES_KEY | CMD_TAKES_TOPIC)))
 		a->key = argv[optind++];	/* "acquire -- -odd-key" */
 	if (a->key == NULL && (e->flags & CMD_TAKES_KEY)) {
-		log_warnx("%s: missing KEY (usage: %s %s %s)", e->name,
-		    PROGNAME, e->name, e->usage);
+		log_warnx("%s: missing KEY (see '%s help %s')", e->name,
+		    PROGNAME, e->name);
 		return (EXIT_USAGE);
 	}
 	if (a->key != NULL && *a->key == '\0' && (e->flags & CMD_TAKES_KEY)) {
@@ -260,6 +280,23 @@ options_check_values(const struct cmd_entry *e, struct cmd_args *a,
 }
 
 /*
+ * "-u -- cmd": getopt gave "--" to -u as its URL; the option was typed
+ * without its argument.  The option's word is the one before "--", or
+ * "--url=--" itself.
+ */
+static int
+options_swallowed(const struct cmd_entry *e, char **argv)
+{
+	const char *w = argv[optind - 1];
+
+	if (strcmp(w, "--") == 0)
+		w = argv[optind - 2];
+	log_warnx("%s: option '%.*s' requires an argument", e->name,
+	    (int)strcspn(w, "="), w);
+	return (EXIT_USAGE);
+}
+
+/*
  * Parse a verb's arguments (argv[0] is the verb).  KEY may stand anywhere
  * among the options; for run everything after "--" is the command.  On
  * going on, *a is what the verb was asked; otherwise main exits (help,
@@ -280,7 +317,8 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 	opterr = 0;
 	while (rc == 0) {
 		before = optind == 0 ? 1 : optind;
-		ch = getopt_long(argc, argv, shortopts, longopts, NULL);
+		ch = options_canonical(getopt_long(argc, argv, shortopts,
+		    longopts, NULL));
 		if (ch == -1 && optind == before + 1 &&
 		    strcmp(argv[before], "--") == 0)
 			seen.saw_dashdash = 1;
@@ -296,7 +334,9 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 		} else if (ch == OPT_VERSION) {
 			options_print_version();
 			rc = -1;
-		} else if ((rc = options_verb(ch, optarg, a, &seen)) == -1 &&
+		} else if (optarg != NULL && strcmp(optarg, "--") == 0)
+			rc = options_swallowed(e, argv);
+		else if ((rc = options_verb(ch, optarg, a, &seen)) == -1 &&
 		    (rc = options_global(ch, optarg, g)) == -1) {
 			log_warnx("%s: unknown option", e->name);
 			rc = EXIT_USAGE;

@@ -343,6 +343,9 @@ const struct options_def *options_find(int);
 const char *options_default(const struct options_def *,
 	     const struct cmd_entry *);
 
+/* options-error.c: a first word that is no command */
+void	 options_unknown_command(int, char **);
+
 /* options.c */
 /* What a parser tells main: go on, or exit now with code. */
 struct options_status {

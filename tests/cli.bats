@@ -112,11 +112,15 @@ usage_of() {
 	    "redlock-cli: unknown command 'frob' (see 'redlock-cli --help')"
 }
 
-@test "commands are matched exactly, never by prefix" {
+@test "commands are matched exactly, never by prefix: the nearest is only suggested" {
 	run --separate-stderr redlock-cli acq k
 	assert_failure 64
 	assert_stderr_line \
-	    "redlock-cli: unknown command 'acq' (see 'redlock-cli --help')"
+	    "redlock-cli: unknown command 'acq': did you mean 'acquire'? (see 'redlock-cli --help')"
+	run --separate-stderr redlock-cli stauts k
+	assert_failure 64
+	assert_stderr_line \
+	    "redlock-cli: unknown command 'stauts': did you mean 'status'? (see 'redlock-cli --help')"
 	run --separate-stderr redlock-cli ACQUIRE k
 	assert_failure 64
 	refute_key main k
@@ -185,16 +189,16 @@ usage_of() {
 	run --separate-stderr redlock-cli acquire k --bogus
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus'"
+	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus' (see 'redlock-cli help acquire')"
 	run --separate-stderr redlock-cli acquire k -Z
 	assert_failure 64
-	assert_stderr_line "redlock-cli: acquire: unknown option '-Z'"
+	assert_stderr_line "redlock-cli: acquire: unknown option '-Z' (see 'redlock-cli help acquire')"
 	run --separate-stderr redlock-cli acquire k -nZ
 	assert_failure 64
-	assert_stderr_line "redlock-cli: acquire: unknown option '-Z'"
+	assert_stderr_line "redlock-cli: acquire: unknown option '-Z' (see 'redlock-cli help acquire')"
 	run --separate-stderr redlock-cli --bogus acquire k
 	assert_failure 64
-	assert_stderr_line "redlock-cli: unknown option '--bogus'"
+	assert_stderr_line "redlock-cli: unknown option '--bogus' (see 'redlock-cli --help')"
 	refute_key main k
 }
 
@@ -202,10 +206,10 @@ usage_of() {
 	run --separate-stderr redlock-cli status k --token x
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: status: unknown option '--token'"
+	assert_stderr_line "redlock-cli: status: unknown option '--token' (see 'redlock-cli help status')"
 	run --separate-stderr redlock-cli release k -t 5s --token x
 	assert_failure 64
-	assert_stderr_line "redlock-cli: release: unknown option '-t'"
+	assert_stderr_line "redlock-cli: release: unknown option '-t' (see 'redlock-cli help release')"
 }
 
 @test "a missing option argument exits 64 naming the short option" {
@@ -244,17 +248,70 @@ usage_of() {
 	refute_key main k
 }
 
-@test "a missing KEY exits 64 with the command's usage" {
+@test "a missing KEY exits 64 with one short line that says where the usage is" {
 	run --separate-stderr redlock-cli acquire
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: acquire: missing KEY ($(usage_of acquire))"
+	assert_equal "$stderr" "redlock-cli: acquire: missing KEY (see 'redlock-cli help acquire')"
 	run --separate-stderr redlock-cli status -q
 	assert_failure 64
-	assert_stderr_line "redlock-cli: status: missing KEY ($(usage_of status))"
-	run --separate-stderr redlock-cli release --token x
+	assert_equal "$stderr" "redlock-cli: status: missing KEY (see 'redlock-cli help status')"
+	run --separate-stderr redlock-cli run -- true
 	assert_failure 64
-	assert_stderr_line "redlock-cli: release: missing KEY ($(usage_of release))"
+	assert_equal "$stderr" "redlock-cli: run: missing KEY (see 'redlock-cli help run')"
+}
+
+@test "a mistyped option gets the nearest spelling, the command's own first; -name is --name" {
+	run --separate-stderr redlock-cli run k --tll 5s -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: run: unknown option '--tll': did you mean '--ttl'? (see 'redlock-cli help run')"
+	run --separate-stderr redlock-cli --tll 5s run k -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: unknown option '--tll': did you mean '--ttl'? (see 'redlock-cli --help')"
+	run --separate-stderr redlock-cli status k -json
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: status: unknown option '-json': did you mean '--json'? (see 'redlock-cli help status')"
+	run --separate-stderr redlock-cli status k --jsno
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: status: unknown option '--jsno': did you mean '--json'? (see 'redlock-cli help status')"
+	refute_key main k
+}
+
+@test "flock's habits: 'redlock-cli NAME -- CMD' says what to type, and a value after --cancel-running goes after '='" {
+	run --separate-stderr redlock-cli nightly -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: unknown command 'nightly': to run a command under lock 'nightly', type 'redlock-cli run nightly -- CMD' (see 'redlock-cli --help')"
+	run --separate-stderr redlock-cli run k --cancel-running 5s -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: run: unexpected argument '5s' (an argument of --cancel-running goes after '=': --cancel-running=5s)"
+	refute_key main k
+}
+
+@test "-u without its URL does not swallow '--'" {
+	run --separate-stderr redlock-cli run k -u -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: run: option '-u' requires an argument"
+	run --separate-stderr redlock-cli run k --url=-- -- true
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: run: option '--url' requires an argument"
+}
+
+@test "flock's spellings: -o and --close, -e, --nb and --nonblocking, --timeout" {
+	local t
+	run -0 redlock-cli run k -o -e --nb -- sh -c 'echo ran'
+	assert_output ran
+	run -0 redlock-cli run k --close --nonblocking -- true
+	refute_key main k
+	t=$(redlock-cli acquire k)
+	run -1 redlock-cli run k --nb -- echo no
+	refute_output --partial no
+	run -1 redlock-cli acquire k --nonblocking -e
+	run -1 redlock-cli run k -e --timeout 0.2 -- echo no
+	refute_output --partial no
+	run -0 redlock-cli release k --token "$t"
+	run --separate-stderr redlock-cli status k -o
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: status: unknown option '-o' (see 'redlock-cli help status')"
 }
 
 @test "an empty KEY exits 64" {
@@ -300,7 +357,7 @@ usage_of() {
 	REDLOCK_URL=unix:///nonexistent.sock \
 	    run --separate-stderr redlock-cli acquire k --bogus
 	assert_failure 64
-	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus'"
+	assert_stderr_line "redlock-cli: acquire: unknown option '--bogus' (see 'redlock-cli help acquire')"
 }
 
 # --- standard descriptors closed by the caller ---------------------------

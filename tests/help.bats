@@ -272,8 +272,12 @@ VERBS="acquire release extend run status help"
 		    # shellcheck source=../completions/redlock-cli.bash
 		    source "$ROOT/completions/redlock-cli.bash"
 		    _redlock_cli_verb_opts "$verb"); do
-			# --timeout is the other spelling of --wait.
-			[ "$opt" = --timeout ] && continue
+			# flock(1)'s spellings (--timeout for --wait, -e,
+			# --nb, --nonblocking, -o, --close) are the man page's.
+			case $opt in
+			--timeout | -e | --nb | --nonblocking | -o | --close)
+				continue ;;
+			esac
 			# An optional argument reads --opt[=ARG].
 			redlock-cli help "$verb" | grep -qE -- "(^| )$opt( |,|\[|\$)" ||
 			    missing+=" $verb:$opt"
@@ -341,10 +345,10 @@ misplaced() {
 }
 
 @test "an option of another command before the command is unknown to it" {
-	misplaced --token x status KEY "status: unknown option '--token'"
+	misplaced --token x status KEY "status: unknown option '--token' (see 'redlock-cli help status')"
 	# The option's argument is not taken for the command.
-	misplaced --token run status KEY "status: unknown option '--token'"
-	misplaced -t 5s release KEY "release: unknown option '-t'"
+	misplaced --token run status KEY "status: unknown option '--token' (see 'redlock-cli help status')"
+	misplaced -t 5s release KEY "release: unknown option '-t' (see 'redlock-cli help release')"
 }
 
 @test "an option of a command with no command at all says so" {
@@ -355,8 +359,8 @@ misplaced() {
 }
 
 @test "an unknown option before the command is still unknown" {
-	misplaced --bogus run KEY -- true "unknown option '--bogus'"
-	misplaced -Z run KEY -- true "unknown option '-Z'"
+	misplaced --bogus run KEY -- true "unknown option '--bogus' (see 'redlock-cli --help')"
+	misplaced -Z run KEY -- true "unknown option '-Z' (see 'redlock-cli --help')"
 }
 
 @test "a URL list in the environment that lists no URL names the variable" {
