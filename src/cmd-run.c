@@ -20,13 +20,16 @@ struct cmd_run_prep {
 };
 
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
+static int	 cmd_run_all(struct global_opts *, struct cmd_args *,
+		     enum run_outcome *);
 static char	*cmd_run_describe(char **);
 static void	 cmd_run_jitter(int64_t);
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
-		     struct cmd_run_prep *, struct lock **);
+		     struct cmd_run_prep *, struct lock **, enum run_outcome *);
 static void	 cmd_run_prefork(void *);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
-		     char **, const sigset_t *, int64_t, struct supervise_pre *);
+		     char **, const sigset_t *, int64_t, struct supervise_pre *,
+		     enum run_outcome *);
 static int	 cmd_run_outdated(struct lock *, void *);
 
 static const int cmd_run_options[] = {
@@ -94,8 +97,24 @@ cmd_run_jitter(int64_t jitter_ms)
 	clock_sleep_ns(jitter_ns);
 }
 
+/*
+ * run: the lock taken, the command supervised, and how it ended written
+ * for a CI step that asks ($GITHUB_OUTPUT).
+ */
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
+{
+	enum run_outcome	outcome = RUN_ERROR;
+	int			rc;
+
+	rc = cmd_run_all(g, a, &outcome);
+	outcome_github(outcome, a->order);
+	return (rc);
+}
+
+static int
+cmd_run_all(struct global_opts *g, struct cmd_args *a,
+    enum run_outcome *outcome)
 {
 	struct lock		*l = NULL;
 	struct supervise_pre	 pre = { -1, -1 };
@@ -127,7 +146,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	prep.release_on_exit = a->release_on_exit;
 	/* Not taken: run's status, which may be 0 too (-E 0,
 	 * --superseded-exit-code 0). */
-	rc = cmd_run_take(g, a, &prep, &l);
+	rc = cmd_run_take(g, a, &prep, &l, outcome);
 	if (l == NULL) {
 		supervise_pre_end(&pre);
 		return (rc);
@@ -136,7 +155,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 	duration_format(waited_ms, took, sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
 	    (long long)lock_fence(l));
-	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms, &pre);
+	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms, &pre, outcome);
 	supervise_pre_end(&pre);	/* if it was not used */
 	lock_close(l);
 	return (rc);
@@ -149,7 +168,7 @@ cmd_run_exec(struct global_opts *g, struct cmd_args *a)
  */
 static int
 cmd_run_take(struct global_opts *g, struct cmd_args *a,
-    struct cmd_run_prep *p, struct lock **lp)
+    struct cmd_run_prep *p, struct lock **lp, enum run_outcome *outcome)
 {
 	const sigset_t		*caller = p->caller;
 	struct lock_spec	 spec;
@@ -189,10 +208,13 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
 	endsig_restore(caller);
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(l, a);
+		*outcome = RUN_BUSY;
 		rc = a->conflict_code;
-	} else if (rc == EXIT_SUPERSEDED || rc == EXIT_OUTDATED)
+	} else if (rc == EXIT_SUPERSEDED || rc == EXIT_OUTDATED) {
+		*outcome = rc == EXIT_SUPERSEDED ? RUN_SUPERSEDED :
+		    RUN_OUTDATED;
 		rc = cmd_queue_code(l, a, rc);
-	else
+	} else
 		log_warnx("%s", lock_error(l));
 	lock_close(l);
 	return (rc);
@@ -226,7 +248,8 @@ cmd_run_outdated(struct lock *l, void *arg)
 /* Run argv under the lock (supervise.c), with run's options. */
 static int
 cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
-    const sigset_t *caller, int64_t waited_ms, struct supervise_pre *pre)
+    const sigset_t *caller, int64_t waited_ms, struct supervise_pre *pre,
+    enum run_outcome *outcome)
 {
 	struct supervise_opts so;
 
@@ -243,5 +266,6 @@ cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
 	so.caller_mask = caller;
 	so.waited_ms = waited_ms;
 	so.pre = pre;
+	so.outcome = outcome;
 	return (supervise_run(l, &so, argv));
 }

@@ -380,6 +380,27 @@ void	 endsig_restore_sigpipe(void);
 unsigned int keyslot(const char *, size_t);
 char	*keyslot_companion(const char *, size_t, const char *, size_t *);
 
+/*
+ * How a run ended, as CI steps ($GITHUB_OUTPUT, outcome.c) and the
+ * history see it: what happened, whatever exit status it was mapped to.
+ */
+enum run_outcome {
+	RUN_OK,		/* the command ran and exited 0 */
+	RUN_FAILED,	/* the command ran and exited non-zero */
+	RUN_SIGNAL,	/* the command ran and was killed by a signal */
+	RUN_LOST,	/* the lock was lost while it ran */
+	RUN_FORCED,	/* an operator's release --force */
+	RUN_CANCELLED,	/* a newer run's --cancel-running */
+	RUN_SUPERSEDED,	/* never ran: a newer run came first */
+	RUN_OUTDATED,	/* never ran: --skip-outdated */
+	RUN_BUSY,	/* never ran: the lock stayed busy */
+	RUN_ERROR	/* never ran: a usage, server or system error */
+};
+
+/* outcome.c */
+const char *outcome_name(enum run_outcome);
+void	 outcome_github(enum run_outcome, int64_t);
+
 /* supervise.c */
 struct supervise_opts {
 	int64_t		 renew_ms;
@@ -394,6 +415,7 @@ struct supervise_opts {
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
 	int64_t		 waited_ms;	/* taking the lock: for the audit */
 	struct supervise_pre *pre;	/* its guardian, if started already */
+	enum run_outcome *outcome;	/* set at the end */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 

@@ -71,6 +71,7 @@ static void	 supervise_lose_why(struct supervisor *, const char *);
 static void	 supervise_lose_due(struct supervisor *, int64_t);
 /* back to the caller */
 static void	 supervise_unblock(struct supervisor *);
+static enum run_outcome supervise_outcome(const struct supervisor *);
 
 /*
  * Run argv while holding l (already acquired), phase by phase.  Returns
@@ -87,6 +88,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	if (supervise_start(&s, argv) == -1) {
 		(void)lock_release(l);
 		supervise_unblock(&s);
+		*o->outcome = RUN_ERROR;
 		return (EXIT_UNAVAILABLE);
 	}
 	supervise_listen_open(&s);
@@ -98,6 +100,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
 	supervise_audit(&s);
+	*o->outcome = supervise_outcome(&s);
 	if (s.is_late_end)
 		return (s.code);
 	if (s.is_lost)
@@ -105,6 +108,25 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	if (s.is_cancelled)
 		return (o->cancelled_exit_code);
 	return (s.code);
+}
+
+/*
+ * What happened to the run.  A cancel or force that came after the
+ * command's own end (is_late_end) changes nothing of it: the command's
+ * status stands.
+ */
+static enum run_outcome
+supervise_outcome(const struct supervisor *s)
+{
+	if (!s->is_late_end && s->is_forced)
+		return (RUN_FORCED);
+	if (!s->is_late_end && s->is_lost)
+		return (RUN_LOST);
+	if (!s->is_late_end && s->is_cancelled)
+		return (RUN_CANCELLED);
+	if (s->code_sig != 0)
+		return (RUN_SIGNAL);
+	return (s->code == 0 ? RUN_OK : RUN_FAILED);
 }
 
 /* The schedule: renewals, retries, the safety margin. */
