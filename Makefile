@@ -243,8 +243,15 @@ bench: $(PROG)
 bench-deps:
 	bash bench/deps.sh
 
-demo: demo-deps $(BIN)
-	@sh tests/demo.sh
+# make demo builds quietly: one line, the compiler's output only when the
+# build fails (a newcomer reads the first screen as the verdict).
+DEMO_LOG = $(B)/demo-build.log
+demo: demo-deps
+	@mkdir -p $(dir $(DEMO_LOG))
+	@if $(MAKE) --no-print-directory $(BIN) >$(DEMO_LOG) 2>&1; then \
+	    echo "built $(BIN) (the build's output: $(DEMO_LOG))"; \
+	else cat $(DEMO_LOG); echo "make demo: the build failed" >&2; exit 1; fi
+	@DEMO_BIN=$(abspath $(BIN)) sh tests/demo.sh
 
 # The suite against an ASan+UBSan build (any report aborts the process,
 # which fails its test), built in build/sanitize: the developer's own

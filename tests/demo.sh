@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# make demo: the main job against a throwaway redis-server.  Three "cron
-# jobs" start at the same moment on one lock; they take turns, each gets a
-# higher fencing token, and a fourth that will not wait gives up at once.
+# make demo: the main jobs against a throwaway redis-server, each command
+# shown before what it prints.  Three hosts' cron jobs start at the same
+# moment on one lock: one runs, the others skip.  Three deploys that wait
+# take turns, each with a higher fence.  Then a lock held by hand.
+# DEMO_BIN: the redlock-cli to show (the Makefile's build).
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="$here/redlock-cli"
+bin=${DEMO_BIN:-$here/redlock-cli}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-demo.XXXXXX")
 cleanup() {
 	if [ -f "$dir/pid" ]; then
@@ -26,21 +28,45 @@ until [ "$(redis-cli -s "$dir/sock" PING 2>/dev/null)" = PONG ]; do
 done
 REDLOCK_URL="unix://$dir/sock"
 export REDLOCK_URL
+# The commands as a user types them: redlock-cli on PATH.
+mkdir "$dir/bin"
+ln -s "$bin" "$dir/bin/redlock-cli"
+PATH="$dir/bin:$PATH"
 
-echo "== three jobs want the lock 'nightly' at once; they take turns:"
-for n in 1 2 3; do
-	"$bin" run nightly -t 5s -- sh -c \
-	    'echo "   job '"$n"' starts (fence $REDLOCK_FENCE) at $(date +%T.%N | cut -c1-12)"; sleep 1; echo "   job '"$n"' ends"' &
+# show TEXT: a step's title; cmd ARGS...: the command, then its output.
+show() { echo; printf '# %s\n' "$@"; }
+cmd() { printf '$ %s\n' "$*"; }
+
+echo "redis-server on $REDLOCK_URL (REDLOCK_URL), stopped at the end"
+
+show "Three hosts' cron fire at once.  -n: the hosts that find the lock" \
+    "held skip this run; --min-hold 1m: a host whose cron is late skips too."
+job='echo "host $HOST runs the report"; sleep 1'
+cmd "redlock-cli run -n --min-hold 1m nightly -- sh -c '$job'    # on 3 hosts"
+for h in a b c; do
+	HOST=$h redlock-cli run -n --min-hold 1m nightly -- sh -c "$job" \
+	    || echo "host $h skipped (exit $?)" &
 done
-sleep 0.3
-echo "== while they run, redlock-cli status nightly says:"
-"$bin" status nightly | sed 's/^/   /'
-echo "== a fourth job with -n does not wait (exit status 1):"
-"$bin" run nightly -n -- echo "never printed" || echo "   exit status $?"
 wait
-echo "== all done; the lock is free again:"
-"$bin" status nightly | sed 's/^/   /' || true
-echo "== by hand in a script: token=\$(redlock-cli acquire KEY) ... release:"
-token=$("$bin" acquire manual-step -t 10s)
-echo "   acquired, token $token"
-"$bin" release manual-step --token "$token" && echo "   released"
+cmd "redlock-cli status nightly"
+redlock-cli status nightly
+
+show "Three deploys that wait (-w) take turns.  REDLOCK_FENCE grows with" \
+    "every holder: a resource that keeps the highest fence it has seen can" \
+    "refuse a late write from an older holder."
+job='echo "deploy $N starts, fence $REDLOCK_FENCE"; sleep 0.5'
+cmd "redlock-cli run -w 30s deploy -- sh -c '$job'    # 3 at once"
+for n in 1 2 3; do
+	N=$n redlock-cli run -w 30s deploy -- sh -c "$job" &
+done
+wait
+
+show "A lock held across a script's steps, by hand."
+cmd 'token=$(redlock-cli acquire -t 1m reindex)'
+token=$(redlock-cli acquire -t 1m reindex)
+cmd "redlock-cli status reindex"
+redlock-cli status reindex
+cmd 'redlock-cli release reindex --token "$token"'
+redlock-cli release reindex --token "$token"
+echo
+echo "See 'redlock-cli help' and man redlock-cli for more."
