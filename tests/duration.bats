@@ -99,8 +99,16 @@ check_bad() {
 }
 
 @test "a TTL of 10ms is taken at once" {
-	run --separate-stderr timeout 2 redlock-cli acquire k -t 10ms -n
-	assert_success
+	local i
+	# 10 ms leaves a few ms of validity: on a loaded machine one try may
+	# come back too late (69, by design), so one of five must succeed.
+	for i in 1 2 3 4 5; do
+		run --separate-stderr timeout 2 redlock-cli acquire k -t 10ms -n
+		[ "$status" -eq 0 ] && return
+		[ "$status" -eq 69 ] || fail "exit $status: $stderr"
+		sleep 0.05
+	done
+	fail "five tries, none taken in time: $stderr"
 }
 
 @test "bad --ttl values are refused by extend and run too" {
