@@ -215,22 +215,22 @@ lock_busy_writer(const struct lock *l)
 
 /*
  * Who held the lock at the last busy attempt, for messages: "HOST pid P
- * (COMMAND, since HH:MM:SS, 25s left)", or "another owner" when the holder
- * left no metadata (a foreign client, or one from before it was kept).
- * For a reader kept out by a waiting writer (lock_busy_writer()), the
- * writer: "HOST pid P (waiting since HH:MM:SS)", or "another owner".
+ * (COMMAND, since 2026-12-05T03:20:20Z, held 5h02m, ttl 25s)": the time in
+ * UTC as everywhere, how long it has been held (a renewed lock's TTL
+ * stays short, whatever it waits for), and its TTL; or "another owner"
+ * when the holder left no metadata (a foreign client).  For a reader kept
+ * out by a waiting writer (lock_busy_writer()), the writer: "HOST pid P
+ * (waiting since 2026-12-05T03:20:20Z)", or "another owner".
  */
 void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
 {
 	const struct lock_holder *h = &l->busy;
-	char		 cmd[96], what[160], part[200], at[16], left[32];
-	struct tm	 tm;
-	time_t		 t = (time_t)(h->since_ms / 1000);
+	char		 cmd[96], at[32], held[32], left[32];
 
+	status_print_since(h->since_ms, at, sizeof(at));
 	if (h->writer && h->host != NULL && h->pid > 0) {
-		if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
-		    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0)
+		if (at[0] != '\0')
 			(void)snprintf(buf, len, "%s pid %lld (waiting since "
 			    "%s)", h->host, (long long)h->pid, at);
 		else
@@ -244,23 +244,18 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	}
 	log_sanitize(cmd, sizeof(cmd), h->command != NULL ? h->command : "?",
 	    h->command != NULL ? strlen(h->command) : 1);
-	(void)snprintf(what, sizeof(what), "%s", cmd);
-	if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
-	    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0) {
-		(void)snprintf(part, sizeof(part), "%.150s, since %s", what,
-		    at);
-		memcpy(what, part, sizeof(what));
-		what[sizeof(what) - 1] = '\0';
-	}
-	if (l->busy_ttl_ms > 0) {
+	status_print_held(h->since_ms, held, sizeof(held));
+	left[0] = '\0';
+	if (l->busy_ttl_ms > 0)
 		duration_span(l->busy_ttl_ms, left, sizeof(left));
-		(void)snprintf(part, sizeof(part), "%.150s, %s left", what,
-		    left);
-		memcpy(what, part, sizeof(what));
-		what[sizeof(what) - 1] = '\0';
-	}
-	(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
-	    (long long)h->pid, what);
+	if (at[0] != '\0' && held[0] != '\0' && left[0] != '\0')
+		(void)snprintf(buf, len, "%s pid %lld (%s, since %s, held %s, "
+		    "ttl %s)", h->host, (long long)h->pid, cmd, at, held, left);
+	else	/* a part not known: the others */
+		(void)snprintf(buf, len, "%s pid %lld (%s%s%s%s%s%s%s)",
+		    h->host, (long long)h->pid, cmd, at[0] ? ", since " : "",
+		    at, held[0] ? ", held " : "", held, left[0] ? ", ttl " :
+		    "", left);
 }
 
 /*

@@ -433,6 +433,7 @@ void	 supervise_pre_end(struct supervise_pre *);
 void	 status_print_json(const char *, int64_t, const struct lock_state *);
 void	 status_print_text(const char *, int64_t, const struct lock_state *);
 void	 status_print_token(const char *, char *, size_t);
+void	 status_print_held(int64_t, char *, size_t);
 void	 status_print_since(int64_t, char *, size_t);
 void	 status_print_entry(const char *, int64_t, const struct lock_state *);
 

@@ -58,7 +58,11 @@ status_print_holder_text(const struct lock_holder *h)
 
 	status_print_token(h->token, buf, sizeof(buf));
 	status_print_line("token", buf);
-	(void)printf("ttl_ms: %lld\n", (long long)h->ttl_ms);
+	if (h->ttl_ms >= 0)
+		duration_span(h->ttl_ms, buf, sizeof(buf));
+	else
+		(void)snprintf(buf, sizeof(buf), "none");
+	(void)printf("ttl: %s\n", buf);
 	if (h->fence >= 0)
 		(void)printf("fence: %lld\n", (long long)h->fence);
 	if (h->host != NULL)
@@ -70,6 +74,24 @@ status_print_holder_text(const struct lock_holder *h)
 	status_print_since(h->since_ms, buf, sizeof(buf));
 	if (buf[0] != '\0')
 		(void)printf("since: %s\n", buf);
+	status_print_held(h->since_ms, buf, sizeof(buf));
+	if (buf[0] != '\0')
+		(void)printf("held: %s\n", buf);
+}
+
+/*
+ * How long the holder has held the lock, by our clock against the
+ * server's "since" (empty when unknown or ahead of us): a renewed lock's
+ * TTL stays short, so this is what tells a job stuck for hours.
+ */
+void
+status_print_held(int64_t since_ms, char *out, size_t len)
+{
+	int64_t now = clock_wall_ms();
+
+	out[0] = '\0';
+	if (since_ms > 0 && now >= since_ms)
+		duration_span(now - since_ms, out, len);
 }
 
 /* One holder's fields, without braces, for either JSON shape. */
@@ -111,7 +133,7 @@ status_print_servers(const struct lock_state *st, int json)
 	const struct lock_view		*vs = st->views;
 	const struct lock_holder	*hs = st->holders;
 	size_t				 n = st->nholders;
-	char	 tok[64];
+	char	 tok[64], ttl[32];
 	size_t	 i, j;
 	int	 mine;
 
@@ -147,9 +169,11 @@ status_print_servers(const struct lock_state *st, int json)
 		else {
 			status_print_token(vs[i].holders[0].token, tok,
 			    sizeof(tok));
-			(void)printf("server %s: %s %s (ttl_ms %lld)\n",
+			duration_span(vs[i].holders[0].ttl_ms, ttl,
+			    sizeof(ttl));
+			(void)printf("server %s: %s %s (ttl %s)\n",
 			    vs[i].display, mine ? "holds" : "held by other",
-			    tok, (long long)vs[i].holders[0].ttl_ms);
+			    tok, ttl);
 		}
 	}
 	if (json)
@@ -312,7 +336,8 @@ status_print_waiters(const struct lock_state *st, int json)
 }
 
 /*
- * One holder, in a line: "HOST pid P (COMMAND, since TIME, ttl 29.5s)",
+ * One holder, in a line: "HOST pid P (COMMAND, since TIME, held 5m2s,
+ * ttl 29.5s)",
  * or the shortened token of a holder without metadata.
  */
 static void
@@ -335,6 +360,9 @@ status_print_holder_brief(const struct lock_holder *h)
 	status_print_since(h->since_ms, since, sizeof(since));
 	if (since[0] != '\0')
 		(void)printf("since %s, ", since);
+	status_print_held(h->since_ms, since, sizeof(since));
+	if (since[0] != '\0')
+		(void)printf("held %s, ", since);
 	(void)printf("ttl %s)", ttl);
 }
 

@@ -53,7 +53,7 @@ qurl() { echo "unix://$(redis_sock "$1")"; }
 	assert_success
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 4 ]
-	assert_line -n 0 --regexp "^alpha exclusive [^ ]+ pid [0-9]+ \(manual: .*, since [0-9T:Z-]+, ttl [0-9.]+s\) waiting 0$"
+	assert_line -n 0 --regexp "^alpha exclusive [^ ]+ pid [0-9]+ \(manual: .*, since [0-9T:Z-]+, held [0-9.]+m?s, ttl [0-9.]+s\) waiting 0$"
 	assert_line -n 1 --regexp "^mid exclusive [^ ]+ pid $BG_PID \(sleep 30, since .*, ttl .*\) waiting 0$"
 	assert_line -n 2 --regexp '^pool semaphore 2/3 [^ ]+ pid [0-9]+ \(.*\), [^ ]+ pid [0-9]+ \(.*\) waiting 0$'
 	assert_line -n 3 --regexp '^zeta exclusive '

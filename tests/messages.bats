@@ -97,15 +97,15 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 
 # --- the holder, named (issue 18) ---------------------------------------
 
-@test "a busy lock names its holder: host, pid, command, since and time left" {
+@test "a busy lock names its holder: host, pid, command, since (UTC), how long held, and its TTL" {
 	local u="redis://127.0.0.1:$OPEN_PORT" since
 	start_bg holder -u "$u" run k -t 30s -- sleep 30
 	wait_until key_exists open k
-	since=$(date -d "@$(($(rcli open HGET '{k}:meta' since) / 1000))" +%H:%M:%S)
+	since=$(date -u -d "@$(($(rcli open HGET '{k}:meta' since) / 1000))" +%Y-%m-%dT%H:%M:%SZ)
 	run --separate-stderr redlock-cli -u "$u" acquire k -n
 	assert_failure 1
 	assert_output ''
-	[[ $stderr =~ ^"redlock-cli: lock 'k' is held by $(hostname) pid "([0-9]+)" (sleep 30, since $since, "(2[0-9]|30)(\.[0-9])?"s left)"$ ]] ||
+	[[ $stderr =~ ^"redlock-cli: lock 'k' is held by $(hostname) pid "([0-9]+)" (sleep 30, since $since, held "[0-9]+(ms|\.[0-9]s)", ttl "(2[0-9]|30)(\.[0-9])?"s)"$ ]] ||
 	    fail "stderr: $stderr"
 	assert_equal "${BASH_REMATCH[1]}" "$(rcli open HGET '{k}:meta' pid)"
 	stop_bg_jobs
@@ -137,7 +137,7 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	assert_output 2
 	run grep "^redlock-cli: waiting for lock 'k', held by " "$BATS_TEST_TMPDIR/waiter.err"
 	[[ ${lines[0]} == *" held by $(hostname) pid "* ]] || fail "${lines[0]}"
-	[[ ${lines[1]} == "redlock-cli: waiting for lock 'k', held by web2 pid 4242 (second holder, since "*" left)" ]] ||
+	[[ ${lines[1]} == "redlock-cli: waiting for lock 'k', held by web2 pid 4242 (second holder, since "*"Z, held "*", ttl "*")" ]] ||
 	    fail "${lines[1]}"
 }
 

@@ -134,8 +134,8 @@ blocked_everywhere() {
 	held_on k "$token" q1 q2
 	run --separate-stderr redlock-cli "${U3[@]}" status k
 	assert_success
-	assert_line --regexp "^server $(url_of q1): holds ${token:0:8}\.\.\. \(ttl_ms [0-9]+\)$"
-	assert_line --regexp "^server $(url_of q2): holds ${token:0:8}\.\.\. \(ttl_ms [0-9]+\)$"
+	assert_line --regexp "^server $(url_of q1): holds ${token:0:8}\.\.\. \(ttl [0-9.]+m?s\)$"
+	assert_line --regexp "^server $(url_of q2): holds ${token:0:8}\.\.\. \(ttl [0-9.]+m?s\)$"
 	assert_line "server $(url_of q3): error: cannot connect to $(url_of q3): No such file or directory"
 	# The stopped server's lines do not hide the holder.
 	assert_line "token: ${token:0:8}..."
@@ -333,7 +333,7 @@ blocked_everywhere() {
 	assert_line "key: k"
 	assert_line "token: ${token:0:8}..."
 	for s in q1 q2 q3; do
-		assert_line --regexp "^server $(url_of "$s"): holds ${token:0:8}\.\.\. \(ttl_ms [0-9]+\)$"
+		assert_line --regexp "^server $(url_of "$s"): holds ${token:0:8}\.\.\. \(ttl [0-9.]+m?s\)$"
 	done
 	[ "$(grep -c '^server ' <<<"$output")" -eq 3 ]
 	run --separate-stderr redlock-cli "${U3[@]}" status k --json
@@ -363,7 +363,7 @@ blocked_everywhere() {
 	run --separate-stderr redlock-cli status k
 	assert_success
 	for s in q1 q2 q3; do
-		assert_line --regexp "^server $(url_of "$s"): holds ${token:0:8}\.\.\. \(ttl_ms [0-9]+\)$"
+		assert_line --regexp "^server $(url_of "$s"): holds ${token:0:8}\.\.\. \(ttl [0-9.]+m?s\)$"
 	done
 	run --separate-stderr redlock-cli release k --token "$token"
 	assert_success

@@ -223,7 +223,7 @@ dead_port() { free_port; }
 	[ -z "$stderr" ]
 	assert_line 'key: k'
 	assert_line "token: ${token:0:8}..."
-	assert_line --regexp '^ttl_ms: [0-9]+$'
+	assert_line --regexp '^ttl: [0-9.]+m?s$'
 	assert_line --regexp '^fence: [0-9]+$'
 
 	run --separate-stderr redlock-cli -u "$SURL" status k --json
