@@ -151,13 +151,14 @@ load contention
 @test "an expired semaphore holder's slot is reclaimed" {
 	skip_if_slow
 	local until
-	run --separate-stderr redlock-cli acquire k --limit 1 -t 300ms
+	run --separate-stderr redlock-cli acquire k --limit 1 -t 1s
 	assert_success
 	run --separate-stderr redlock-cli acquire k --limit 1 -n
 	assert_failure 1
 	assert_stderr_line "redlock-cli: lock 'k' has no free slot (limit 1)"
+	# (Empty when a slow machine let the whole TTL pass already.)
 	until=$(rcli main ZRANGE k 0 0 WITHSCORES | sed -n 2p)
-	wait_until server_time_past "$until"
+	[ -z "$until" ] || wait_until server_time_past "$until"
 	run --separate-stderr redlock-cli acquire k --limit 1 -n
 	assert_success
 	[ -z "$stderr" ]
