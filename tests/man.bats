@@ -69,7 +69,7 @@ synopsis_options() {
 
 @test "the man page is groff -ww clean" {
 	need groff
-	run groff -mandoc -ww -z "$MAN_FILE"
+	run groff -mandoc -Tutf8 -ww -z "$MAN_FILE"
 	assert_success
 	assert_output ''
 }
