@@ -129,7 +129,9 @@ cmd_report_not_owner(const struct lock *l, const char *verb)
 int
 cmd_queue_code(const struct lock *l, const struct cmd_args *a, int rc)
 {
-	log_warnx("%s", lock_error(l));
+	/* Not run because a newer order came or ran: expected, as a busy
+	 * lock is, and as quiet under -q. */
+	log_busy("%s", lock_error(l));
 	if (rc == EXIT_SUPERSEDED)
 		return (a->superseded_code);
 	if (rc == EXIT_OUTDATED)

@@ -51,6 +51,11 @@ outputs_are() {
 	    --outdated-exit-code 0 -- touch "$D/old-ran"
 	outputs_are outcome=outdated order=4
 	[ ! -e "$D/old-ran" ]
+	# -q: an outdated run is an expected outcome, as a busy lock is.
+	run --separate-stderr redlock-cli -q run k --order 3 --skip-outdated -- true
+	assert_failure 81
+	assert_equal "$stderr" ''
+	outputs_are outcome=outdated order=3
 }
 
 @test "\$GITHUB_OUTPUT says superseded for a waiter a newer run replaced, cancelled for a holder it stopped" {
