@@ -405,7 +405,8 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	 * like any busy lock.
 	 */
 	if (at->answered < l->quorum)
-		return (fail_rc);
+		return (lock_ride_out(l, fail_rc, deadline_ns, last));
+	l->was_busy = 1;
 	l->busy_ttl_ms = at->hint;
 	if (last)
 		return (EXIT_BUSY);
@@ -414,7 +415,8 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 		l->spec.before_wait(l->spec.before_wait_arg);
 		l->spec.before_wait = NULL;	/* once */
 	}
-	return (lock_wait_for_release(l, next, deadline_ns));
+	return (lock_ride_out(l, lock_wait_for_release(l, next, deadline_ns),
+	    deadline_ns, last));
 }
 
 /*

@@ -136,6 +136,8 @@ struct lock {
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 splits;	/* split votes in a row (lock-wait.c) */
+	int		 was_busy;	/* a majority answered "busy" once */
+	int		 outages;	/* unavailable rounds ridden out */
 	struct lock_holder busy;	/* who held it then, if known */
 	int		 holder_changed;	/* since -v last said who */
 	int		 not_owner;	/* enum lock_not_owner */
@@ -196,6 +198,7 @@ void	 lock_state_majority(struct lock_state *, size_t);
 
 /* lock-wait.c */
 int	 lock_wait_for_release(struct lock *, struct lock_next *, int64_t);
+int	 lock_ride_out(struct lock *, int, int64_t, int);
 void	 lock_leave_queue(struct lock *);
 
 /* lock-queue.c: who a note names (pointers into a reply) */

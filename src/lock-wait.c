@@ -30,6 +30,9 @@
 
 #include "lock-impl.h"
 
+/* The first pause after an unavailable round of a -w waiter; doubled up
+ * to 16 times that. */
+#define LOCK_OUTAGE_PAUSE_MS	100
 #define LOCK_FALLBACK_POLL_MS	2000
 /* A fair waiter re-asserts its place (its lease) more often than the
  * lease runs out: LOCK_FAIR_LEASE_MS. */
@@ -397,4 +400,40 @@ lock_leave_queue(struct lock *l)
 	(void)lock_call(l, l->scripts->leave, LOCK_NKEYS, 1, argv, NULL, 0,
 	    &rd);
 	lock_round_free(l, &rd);
+}
+
+/*
+ * A -w waiter rides out a server outage shorter than its wait: a round
+ * that too few servers answered is tried again, with a growing pause, until
+ * the deadline.  Only once the servers have answered "busy" in this wait:
+ * a wrong URL or a server that was never up still fails at once.  Nothing
+ * is ours meanwhile (a doubtful take was given back, or holds our token
+ * only, which the next attempt takes up), so the signals that end us may
+ * do so during the pause.  Returns rc, or 0 to try again.
+ */
+int
+lock_ride_out(struct lock *l, int rc, int64_t deadline_ns, int last)
+{
+	char	why[sizeof(l->fail.text)];
+	int64_t	pause_ns, left_ns;
+
+	if (rc != EXIT_UNAVAILABLE || deadline_ns == 0 || !l->was_busy)
+		return (rc);
+	if (last) {
+		memcpy(why, l->fail.text, sizeof(why));
+		lock_failed(l, rc, "lock '%s': the servers were unavailable "
+		    "until the end of the wait: %.900s", l->spec.key, why);
+		return (rc);
+	}
+	log_info("lock '%s': %s; trying again until the wait ends",
+	    l->spec.key, l->fail.text);
+	pause_ns = clock_ms_to_ns(LOCK_OUTAGE_PAUSE_MS << (l->outages < 4 ?
+	    l->outages : 4));
+	l->outages++;
+	left_ns = deadline_ns - clock_mono_ns();
+	clock_sleep_masked_ns(pause_ns < left_ns ? pause_ns : left_ns,
+	    l->spec.wait_mask);
+	l->fail.code = 0;
+	l->fail.text[0] = '\0';
+	return (0);
 }

@@ -121,3 +121,38 @@ teardown() {
 	    fail "k still there: PTTL $(rcli main PTTL k)"
 	assert_no_lock main k
 }
+
+@test "a -w waiter rides out a 3-second server outage and takes the lock; a wait that ends first says the lock and the outage" {
+	local t
+	t=$(redlock-cli -u "$URL" acquire k -t 60s)
+	start_bg waiter -u "$URL" run k -w 30s -- touch "$D/waiter-ran"
+	local w=$BG_PID
+	# Waiting: blocked behind the holder.
+	wait_until [ "$(blocked_on main)" -ge 1 ]
+	redis_stop main
+	sleep 3
+	redis_start main
+	redis_acl_user "$(redis_sock main)"
+	# Restarted empty: the holder's lock is gone, the waiter takes it.
+	wait_bg "$w"
+	assert_equal "$BG_STATUS" 0
+	[ -e "$D/waiter-ran" ]
+	# Down until after the wait's end: one line naming the lock, 69.
+	t=$(redlock-cli -u "$URL" acquire k -t 60s)
+	start_bg late -u "$URL" run k -w 2s -- touch "$D/late-ran"
+	local l=$BG_PID
+	sleep 0.5
+	redis_stop main
+	wait_bg "$l"
+	redis_start main
+	assert_equal "$BG_STATUS" 69
+	[ ! -e "$D/late-ran" ]
+	run -0 cat "$BATS_TEST_TMPDIR/late.err"
+	assert_output --regexp "^redlock-cli: lock 'k': the servers were unavailable until the end of the wait: "
+	[ "${#lines[@]}" -eq 1 ] || fail "$output"
+}
+
+@test "a waiter whose server was never up fails at once, -w or not" {
+	run --separate-stderr timeout 5 redlock-cli -u "unix://$D/none.sock" run k -w 30s -- true
+	assert_failure 69
+}
