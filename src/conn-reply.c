@@ -13,6 +13,7 @@
 
 #include "conn-impl.h"
 
+static const char *conn_password_from(const struct conn *);
 static int	 conn_classify_error(const char *, size_t);
 static enum conn_verdict conn_on_reply(struct conn *, redisReply *);
 static enum conn_verdict conn_on_setup_reply(struct conn *, redisReply *,
@@ -184,8 +185,9 @@ conn_on_setup_reply(struct conn *c, redisReply *r, const char *text)
 			    c->conf.password_from :
 			    "--password-file, REDLOCK_PASSWORD or REDISCLI_AUTH");
 		else if (result == CONN_AUTH)
-			conn_fail(c, CONN_AUTH, "%s: authentication failed: %s",
-			    c->dial->display, text);
+			conn_fail(c, CONN_AUTH, "%s: authentication failed: %s "
+			    "(the password came from %s)", c->dial->display,
+			    text, conn_password_from(c));
 		else
 			/* AUTH, SELECT or ASKING refused. */
 			conn_fail(c, CONN_PROTOCOL, "%s: %s", c->dial->display,
@@ -209,6 +211,16 @@ conn_on_setup_reply(struct conn *c, redisReply *r, const char *text)
 	return (CONN_V_PENDING);
 }
 
+/* Where the password we sent came from, for a message. */
+static const char *
+conn_password_from(const struct conn *c)
+{
+	if (c->dial->password != NULL)
+		return ("the URL");
+	return (c->conf.password_from != NULL ? c->conf.password_from :
+	    "the environment");
+}
+
 /* An error reply to the command itself: result is its class. */
 static enum conn_verdict
 conn_on_error_reply(struct conn *c, int result, const char *text)
@@ -226,8 +238,9 @@ conn_on_error_reply(struct conn *c, int result, const char *text)
 	    "Protocol error: unauthenticated") != NULL)
 		/* Redis refuses a long request before AUTH with this instead
 		 * of NOAUTH: it means the same. */
-		conn_fail(c, CONN_AUTH, "%s: authentication required: %s", d,
-		    text);
+		conn_fail(c, CONN_AUTH, "%s: authentication required: %s (give "
+		    "the password in the URL, redis://:PASSWORD@host, or in "
+		    "--password-file FILE or REDLOCK_PASSWORD)", d, text);
 	else if (result == CONN_SERVER_ERROR && strstr(text,
 	    "user executing the script can't run") != NULL)
 		/* Redis 7.0's answer for a command refused by ACL inside a
@@ -238,8 +251,9 @@ conn_on_error_reply(struct conn *c, int result, const char *text)
 	else if (result == CONN_AUTH && strncmp(text, "NOPERM", 6) == 0)
 		conn_fail(c, result, "%s: permission denied: %s", d, text);
 	else if (result == CONN_AUTH)
-		conn_fail(c, result, "%s: authentication required: %s", d,
-		    text);
+		conn_fail(c, result, "%s: authentication required: %s (give "
+		    "the password in the URL, redis://:PASSWORD@host, or in "
+		    "--password-file FILE or REDLOCK_PASSWORD)", d, text);
 	else
 		conn_fail(c, result, "%s: %s", d, text);
 	return (result == CONN_REDIRECT ? CONN_V_REDIRECT : CONN_V_DONE);

@@ -89,6 +89,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->conf.connect_timeout_ms = opts->connect_timeout_ms;
 	l->conf.io_timeout_ms = opts->io_timeout_ms;
 	l->conf.password = opts->password;
+	l->conf.password_from = opts->password_from;
 	l->conf.user = opts->user;
 	/* --tls is every connection; rediss:// marks its own URL. */
 	l->conf.use_tls = opts->tls.enabled == 1;

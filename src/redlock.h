@@ -188,6 +188,7 @@ struct global_opts {
 	struct redis_url *urls;		/* parsed from the above or env */
 	size_t		  nurls;
 	char		 *password;	/* --password-file or env, owned */
+	const char	 *password_from;	/* which of them, for messages */
 	const char	 *user;		/* --user or $REDLOCK_USER */
 	const char	 *password_file;
 	int		  no_auth_warning;

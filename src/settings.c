@@ -141,10 +141,15 @@ settings_setup(struct global_opts *g)
 	if (g->password_file != NULL) {
 		if ((rc = settings_read_password_file(g)) != 0)
 			return (rc);
-	} else if ((env = getenv("REDLOCK_PASSWORD")) != NULL && *env != '\0')
+		g->password_from = "--password-file";
+	} else if ((env = getenv("REDLOCK_PASSWORD")) != NULL &&
+	    *env != '\0') {
 		g->password = xstrdup(env);
-	else if ((env = getenv("REDISCLI_AUTH")) != NULL && *env != '\0')
+		g->password_from = "REDLOCK_PASSWORD";
+	} else if ((env = getenv("REDISCLI_AUTH")) != NULL && *env != '\0') {
 		g->password = xstrdup(env);
+		g->password_from = "REDISCLI_AUTH";
+	}
 	return (0);
 }
 

@@ -41,18 +41,23 @@ teardown() {
 }
 
 @test "a password from REDLOCK_PASSWORD or --password-file to a server that has none: exit 77, naming where it came from" {
-	local want="redlock-cli: redis://127.0.0.1:$OPEN_PORT: the server has no password set; drop --password-file, REDLOCK_PASSWORD or REDISCLI_AUTH"
+	local want="redlock-cli: redis://127.0.0.1:$OPEN_PORT: the server has no password set; drop"
 	REDLOCK_PASSWORD=pw run --separate-stderr redlock-cli \
 	    -u "redis://127.0.0.1:$OPEN_PORT" acquire k
 	assert_failure 77
 	assert_output ''
-	assert_equal "$stderr" "$want"
+	assert_equal "$stderr" "$want REDLOCK_PASSWORD"
+	# An inherited REDISCLI_AUTH is named too: the user may not know it.
+	REDISCLI_AUTH=pw run --separate-stderr redlock-cli \
+	    -u "redis://127.0.0.1:$OPEN_PORT" acquire k
+	assert_failure 77
+	assert_equal "$stderr" "$want REDISCLI_AUTH"
 	printf 'pw\n' >"$BATS_TEST_TMPDIR/pw"
 	chmod 600 "$BATS_TEST_TMPDIR/pw"
 	run --separate-stderr redlock-cli --password-file "$BATS_TEST_TMPDIR/pw" \
 	    -u "redis://127.0.0.1:$OPEN_PORT" release k --token t
 	assert_failure 77
-	assert_equal "$stderr" "$want"
+	assert_equal "$stderr" "$want --password-file"
 }
 
 # The -v -v lines of our commands: "> COMMAND ...".

@@ -322,7 +322,7 @@ dead_port() { free_port; }
 	REDLOCK_SENTINEL_PASSWORD=wrong run --separate-stderr redlock-cli \
 	    --user sentbot -u "$url" acquire k2
 	assert_failure 69
-	assert_equal "$stderr" "redlock-cli: $url: cannot find the master: sentinel 127.0.0.1:$S1_PORT: authentication failed: WRONGPASS invalid username-password pair or user is disabled."
+	assert_equal "$stderr" "redlock-cli: $url: cannot find the master: sentinel 127.0.0.1:$S1_PORT: authentication failed: WRONGPASS invalid username-password pair or user is disabled. (the password came from REDLOCK_SENTINEL_PASSWORD)"
 }
 
 @test "REDLOCK_SENTINEL_PASSWORD to sentinels that have none: exit 69, saying to drop it" {

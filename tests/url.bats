@@ -343,11 +343,11 @@ NEAR_MISSES=(
 	run --separate-stderr redlock-cli -u "unix://$AUTH_SOCK" status k
 	assert_failure 77
 	assert_output ''
-	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication required: NOAUTH Authentication required."
+	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication required: NOAUTH Authentication required. (give the password in the URL, redis://:PASSWORD@host, or in --password-file FILE or REDLOCK_PASSWORD)"
 	run --separate-stderr redlock-cli -u "unix://$AUTH_SOCK" extend k \
 	    --token t
 	assert_failure 77
-	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication required: NOAUTH Authentication required."
+	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication required: NOAUTH Authentication required. (give the password in the URL, redis://:PASSWORD@host, or in --password-file FILE or REDLOCK_PASSWORD)"
 }
 
 @test "acquire and release without a password exit 77, not a protocol error" {
@@ -372,12 +372,12 @@ NEAR_MISSES=(
 	    -u "unix://:wrongpw@$AUTH_SOCK" acquire k
 	assert_failure 77
 	assert_output ''
-	assert_stderr_line "redlock-cli: unix://:***@$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled."
+	assert_stderr_line "redlock-cli: unix://:***@$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled. (the password came from the URL)"
 	[[ $stderr != *wrongpw* ]]
 	REDISCLI_AUTH=wrongpw run --separate-stderr redlock-cli \
 	    -u "unix://$AUTH_SOCK" status k
 	assert_failure 77
-	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled."
+	assert_stderr_line "redlock-cli: unix://$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled. (the password came from REDISCLI_AUTH)"
 	[[ $stderr != *wrongpw* ]]
 }
 
@@ -397,7 +397,7 @@ NEAR_MISSES=(
 	run --separate-stderr redlock-cli --no-auth-warning \
 	    -u "unix://nobody:$PASSWORD@$AUTH_SOCK" status k
 	assert_failure 77
-	assert_stderr_line "redlock-cli: unix://nobody:***@$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled."
+	assert_stderr_line "redlock-cli: unix://nobody:***@$AUTH_SOCK: authentication failed: WRONGPASS invalid username-password pair or user is disabled. (the password came from the URL)"
 }
 
 @test "a percent-encoded password in the URL is decoded" {

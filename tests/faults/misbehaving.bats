@@ -351,9 +351,9 @@ acquire_case() {
 # --- error replies ------------------------------------------------------
 
 @test "NOAUTH and WRONGPASS: exit 77 'authentication required'; NOPERM: exit 77 'permission denied'" {
-	acquire_case noauth 77 "$S: authentication required: NOAUTH Authentication required\\." \
+	acquire_case noauth 77 "$S: authentication required: NOAUTH Authentication required\\. \\(give the password in the URL, redis://:PASSWORD@host, or in --password-file FILE or REDLOCK_PASSWORD\\)" \
 	    -r $'-NOAUTH Authentication required.\r\n'
-	acquire_case wrongpass 77 "$S: authentication required: WRONGPASS invalid username-password pair or user is disabled\\." \
+	acquire_case wrongpass 77 "$S: authentication required: WRONGPASS invalid username-password pair or user is disabled\\. \\(give the password in the URL, redis://:PASSWORD@host, or in --password-file FILE or REDLOCK_PASSWORD\\)" \
 	    -r $'-WRONGPASS invalid username-password pair or user is disabled.\r\n'
 	acquire_case noperm 77 "$S: permission denied: NOPERM this user has no permissions to run the 'evalsha' command" \
 	    -r $'-NOPERM this user has no permissions to run the \'evalsha\' command\r\n'
@@ -368,7 +368,7 @@ acquire_case() {
 	    --io-timeout "${IO_MS}ms" acquire k -n
 	assert_equal "$status" 77
 	assert_output ""
-	printf '%s\n' "$stderr" | grep -qxE -- "redlock-cli: $re: authentication failed: WRONGPASS invalid username-password pair or user is disabled\\." ||
+	printf '%s\n' "$stderr" | grep -qxE -- "redlock-cli: $re: authentication failed: WRONGPASS invalid username-password pair or user is disabled\\. \\(the password came from the URL\\)" ||
 	    fail "stderr: $stderr"
 	[[ $stderr != *s3cret-pw* ]] || fail "the password was printed"
 	assert_equal "$(head -n 1 "$D/bad.log")" AUTH
