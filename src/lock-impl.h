@@ -170,6 +170,7 @@ size_t	 lock_release_call(struct lock *, struct lock_round *);
 int	 lock_wait_replicas(struct lock *, int64_t);
 
 /* lock-status.c */
+char	*lock_command_shown(const char *, size_t);
 int	 lock_view_parse(redisReply *const *, size_t, const char *,
 	     struct lock_view *);
 void	 lock_state_majority(struct lock_state *, size_t);

@@ -259,25 +259,31 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 		(void)snprintf(buf, len, "another owner");
 		return;
 	}
-	log_sanitize(cmd, sizeof(cmd), h->command != NULL ? h->command : "?",
-	    h->command != NULL ? strlen(h->command) : 1);
+	/* No command when the holder recorded none (--record-command). */
+	cmd[0] = '\0';
+	if (h->command != NULL)
+		log_sanitize(cmd, sizeof(cmd), h->command, strlen(h->command));
 	(void)snprintf(what, sizeof(what), "%s", cmd);
 	if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
 	    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0) {
-		(void)snprintf(part, sizeof(part), "%.150s, since %s", what,
-		    at);
+		(void)snprintf(part, sizeof(part), "%.150s%ssince %s", what,
+		    what[0] != '\0' ? ", " : "", at);
 		memcpy(what, part, sizeof(what));
 		what[sizeof(what) - 1] = '\0';
 	}
 	if (l->busy_ttl_ms > 0) {
 		duration_span(l->busy_ttl_ms, left, sizeof(left));
-		(void)snprintf(part, sizeof(part), "%.150s, %s left", what,
-		    left);
+		(void)snprintf(part, sizeof(part), "%.150s%s%s left", what,
+		    what[0] != '\0' ? ", " : "", left);
 		memcpy(what, part, sizeof(what));
 		what[sizeof(what) - 1] = '\0';
 	}
-	(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
-	    (long long)h->pid, what);
+	if (what[0] == '\0')
+		(void)snprintf(buf, len, "%s pid %lld", h->host,
+		    (long long)h->pid);
+	else
+		(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
+		    (long long)h->pid, what);
 }
 
 /* Record a failure: its exit code and its message. */
