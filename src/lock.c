@@ -37,6 +37,7 @@ struct lock_script_call {
 };
 
 static void	 lock_type_clash(struct lock *);
+static void	 lock_describe_join(char *, size_t, const char *);
 static void	 lock_retry_transient(struct lock *,
 		     const struct lock_script_call *, struct lock_round *);
 static size_t	 lock_tally(struct lock *, const struct lock_round *);
@@ -241,7 +242,7 @@ void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
 {
 	const struct lock_holder *h = &l->busy;
-	char		 cmd[96], what[160], part[200], at[16], left[32];
+	char		 cmd[96], what[160], more[64], at[16], left[32];
 	struct tm	 tm;
 	time_t		 t = (time_t)(h->since_ms / 1000);
 
@@ -266,17 +267,13 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	(void)snprintf(what, sizeof(what), "%s", cmd);
 	if (h->since_ms > 0 && localtime_r(&t, &tm) != NULL &&
 	    strftime(at, sizeof(at), "%H:%M:%S", &tm) > 0) {
-		(void)snprintf(part, sizeof(part), "%.150s%ssince %s", what,
-		    what[0] != '\0' ? ", " : "", at);
-		memcpy(what, part, sizeof(what));
-		what[sizeof(what) - 1] = '\0';
+		(void)snprintf(more, sizeof(more), "since %s", at);
+		lock_describe_join(what, sizeof(what), more);
 	}
 	if (l->busy_ttl_ms > 0) {
 		duration_span(l->busy_ttl_ms, left, sizeof(left));
-		(void)snprintf(part, sizeof(part), "%.150s%s%s left", what,
-		    what[0] != '\0' ? ", " : "", left);
-		memcpy(what, part, sizeof(what));
-		what[sizeof(what) - 1] = '\0';
+		(void)snprintf(more, sizeof(more), "%s left", left);
+		lock_describe_join(what, sizeof(what), more);
 	}
 	if (what[0] == '\0')
 		(void)snprintf(buf, len, "%s pid %lld", h->host,
@@ -284,6 +281,22 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	else
 		(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
 		    (long long)h->pid, what);
+}
+
+/* Add more to the holder's description what, after a comma if need be. */
+static void
+lock_describe_join(char *what, size_t len, const char *more)
+{
+	char	part[224];
+	size_t	n;
+
+	if (what[0] == '\0')
+		(void)snprintf(part, sizeof(part), "%s", more);
+	else
+		(void)snprintf(part, sizeof(part), "%.150s, %s", what, more);
+	n = strlen(part) < len ? strlen(part) : len - 1;
+	memcpy(what, part, n);
+	what[n] = '\0';
 }
 
 /* Record a failure: its exit code and its message. */
