@@ -20,6 +20,8 @@ SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c
 # How tls.c reaches OpenSSL (src/tls-impl.h): both are compiled, one is
 # linked (TLS_OBJ, below).
 SRCS	+= src/tls-dlopen.c src/tls-linked.c
+# What a holder records of its command, secrets masked (issue 32).
+SRCS	+= src/mask.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries
@@ -201,7 +203,8 @@ deps-check:
 
 UNIT	= tests/unit/test-units
 UNIT_BIN = $(call bp,$(UNIT))
-$(UNIT_BIN): $(UNIT).c $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS)) $(FLAGS_STAMP)
+UNIT_SRCS = tests/unit/test-mask.c
+$(UNIT_BIN): $(UNIT).c $(UNIT_SRCS) tests/unit/unit.h $(call bp,src/sha1.o) $(filter-out $(call bp,src/main.o),$(OBJS)) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LINK_MODE) $(HARDEN_LDFLAGS) $(LDFLAGS) -o $@ $(call LINK_OBJS,$(filter %.c %.o,$^)) $(ALL_LDLIBS)
 ifneq ($(UNIT_BIN),$(UNIT))

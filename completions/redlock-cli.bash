@@ -19,7 +19,7 @@ _redlock_cli_argopts=" -u --url --user --password-file --connect-timeout
 	--conflict-exit-code --token --renew --lost-signal --kill-after
 	--lost-exit-code --jitter --min-hold -c --command --limit --queue
 	--order --superseded-exit-code --outdated-exit-code
-	--cancelled-exit-code "
+	--cancelled-exit-code --record-command "
 
 # The URL schemes that -u accepts (see URLS in the man page).
 _redlock_cli_schemes="redis:// rediss:// unix:// redis-sentinel://
@@ -36,7 +36,8 @@ _redlock_cli_verb_opts()
 		echo "-t --ttl -n --nonblock --nb --nonblocking -w --wait" \
 		    "--timeout -E --conflict-exit-code --token -s --shared" \
 		    "-x -e --exclusive" \
-		    "--limit --fair --queue --order --cancel-running --json" ;;
+		    "--limit --fair --queue --order --cancel-running" \
+		    "--record-command --json" ;;
 	release)
 		echo "--token --force --limit" ;;
 	extend)
@@ -49,7 +50,8 @@ _redlock_cli_verb_opts()
 		    "--close --jitter" \
 		    "--min-hold -c --command --queue --order --skip-outdated" \
 		    "--cancel-running --superseded-exit-code" \
-		    "--outdated-exit-code --cancelled-exit-code" ;;
+		    "--outdated-exit-code --cancelled-exit-code" \
+		    "--record-command" ;;
 	status)
 		echo "--limit --json" ;;
 	list)
@@ -203,6 +205,9 @@ _redlock_cli()
 		return ;;
 	--queue)
 		_redlock_cli_reply "any fifo latest"
+		return ;;
+	--record-command)
+		_redlock_cli_reply "full name none"
 		return ;;
 	esac
 

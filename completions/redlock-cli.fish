@@ -80,6 +80,7 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -l fair -d 'Take th
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l queue -x -a 'any fifo latest' -d 'How waiters queue'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l order -x -d 'Rank waiters by this number'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l cancel-running -d 'Stop the running holder (=GRACE)'
+complete -c redlock-cli -n '__redlock_cli_using acquire run' -l record-command -x -a 'full name none' -d 'What status shows of the command line'
 complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 'Print JSON'
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'

@@ -13,22 +13,26 @@
 
 #include "redlock.h"
 
+static struct lock *cmd_acquire_open(struct global_opts *, struct cmd_args *,
+		     sigset_t *);
 static int	 cmd_acquire_exec(struct global_opts *, struct cmd_args *);
-static char	*cmd_acquire_caller(pid_t);
+static char	*cmd_acquire_caller(pid_t, enum mask_record);
+static char	*cmd_acquire_cmdline(pid_t, size_t *);
+static char	**cmd_acquire_split(char *, size_t, size_t *);
 static void	 cmd_acquire_print(const struct lock *,
 		     const struct cmd_args *);
 
 static const int cmd_acquire_options[] = {
 	OPT_TTL, OPT_NONBLOCK, OPT_WAIT, OPT_CONFLICT_CODE, OPT_TOKEN,
 	OPT_JSON, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT, OPT_FAIR, OPT_QUEUE,
-	OPT_ORDER, OPT_CANCEL_RUNNING, 0
+	OPT_ORDER, OPT_CANCEL_RUNNING, OPT_RECORD_COMMAND, 0
 };
 
 const struct cmd_entry cmd_acquire_entry = {
 	.name = "acquire",
 	.usage = "KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK] "
 	    "[-s | -x] [--limit N] [--fair] [--queue MODE] [--order N] "
-	    "[--cancel-running[=GRACE]] [--json]",
+	    "[--cancel-running[=GRACE]] [--record-command HOW] [--json]",
 	.summary = "take the lock and print its token; wait for it unless -n "
 	    "or -w",
 	.example = "TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)",
@@ -41,47 +45,108 @@ const struct cmd_entry cmd_acquire_entry = {
  * What status shows as the holder of a manual lock: the script that
  * called us, which holds it across its steps and releases it, not this
  * process, gone as soon as the token is printed.  "manual: " and its
- * command line (/proc/PID/cmdline, the arguments joined by spaces), cut
- * at CMD_COMMAND_SHOWN bytes as run's; plain "manual" if it cannot be
- * read.
+ * command line (/proc/PID/cmdline) as --record-command says, masked
+ * (mask.c): the caller's words may hold our own -u URL, password and
+ * all.  Plain "manual" if it cannot be read; "" for --record-command
+ * none.  NULL, after the message, when out of memory: nothing is
+ * recorded then, never the unmasked line.
  */
 static char *
-cmd_acquire_caller(pid_t pid)
+cmd_acquire_caller(pid_t pid, enum mask_record how)
 {
 	static const char	 prefix[] = "manual: ";
-	char			*path, *out;
-	size_t			 used = sizeof(prefix) - 1, i;
-	ssize_t			 n;
-	int			 fd;
+	char			*line, *words_shown, *out;
+	char			**words;
+	size_t			 len, n;
+
+	if (how == MASK_RECORD_NONE)
+		return (xstrdup(""));
+	if ((line = cmd_acquire_cmdline(pid, &len)) == NULL)
+		return (xstrdup("manual"));	/* unreadable, or a zombie */
+	words = cmd_acquire_split(line, len, &n);
+	words_shown = mask_record(how, (const char *const *)words, n,
+	    CMD_COMMAND_SHOWN - (sizeof(prefix) - 1));
+	free(words);
+	free(line);
+	if (words_shown == NULL) {
+		log_warnx("cannot record the command: out of memory");
+		return (NULL);
+	}
+	out = xasprintf("%s%s", prefix, words_shown);
+	free(words_shown);
+	return (out);
+}
+
+/*
+ * PID's command line: its words, each ended by a NUL, in *lenp bytes
+ * (one more NUL after them).  NULL if it cannot be read or is empty.  A
+ * line longer than CMD_CALLER_READ_MAX loses its last, cut word rather
+ * than keep a piece of it (half a URL would not be known for one).
+ */
+static char *
+cmd_acquire_cmdline(pid_t pid, size_t *lenp)
+{
+	char	*path, *buf;
+	size_t	 len = 0, cap = 4096;
+	ssize_t	 n;
+	int	 fd, is_cut = 0;
 
 	path = xasprintf("/proc/%ld/cmdline", (long)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	free(path);
 	if (fd == -1)
-		return (xstrdup("manual"));
-	out = xmalloc(CMD_COMMAND_SHOWN + 1);
-	memcpy(out, prefix, used);
-	while (used < CMD_COMMAND_SHOWN) {
-		n = read(fd, out + used, CMD_COMMAND_SHOWN - used);
+		return (NULL);
+	buf = xmalloc(cap + 1);
+	for (;;) {
+		if (len == cap && cap >= CMD_CALLER_READ_MAX) {
+			is_cut = 1;
+			break;
+		}
+		if (len == cap) {
+			cap *= 2;
+			buf = xreallocarray(buf, cap + 1, 1);
+		}
+		n = read(fd, buf + len, cap - len);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			is_cut = n == -1;
 			break;
-		used += (size_t)n;
+		}
+		len += (size_t)n;
 	}
 	(void)close(fd);
-	/* The arguments end in NULs: the last one is no separator. */
-	while (used > sizeof(prefix) - 1 && out[used - 1] == '\0')
-		used--;
-	if (used == sizeof(prefix) - 1) {
-		free(out);
-		return (xstrdup("manual"));	/* unreadable, or a zombie */
+	while (is_cut && len > 0 && buf[len - 1] != '\0')
+		len--;
+	/* The words end in NULs: the last one is no separator. */
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	if (len == 0) {
+		free(buf);
+		return (NULL);
 	}
-	for (i = sizeof(prefix) - 1; i < used; i++)
-		if (out[i] == '\0')
-			out[i] = ' ';
-	out[used] = '\0';
-	return (out);
+	buf[len] = '\0';
+	*lenp = len;
+	return (buf);
+}
+
+/* The NUL-separated words of line[0..len), in an array to free. */
+static char **
+cmd_acquire_split(char *line, size_t len, size_t *np)
+{
+	char	**words;
+	size_t	  i, n = 1;
+
+	for (i = 0; i < len; i++)
+		if (line[i] == '\0')
+			n++;
+	words = xreallocarray(NULL, n, sizeof(*words));
+	words[0] = line;
+	for (i = 0, n = 1; i < len; i++)
+		if (line[i] == '\0')
+			words[n++] = line + i + 1;
+	*np = n;
+	return (words);
 }
 
 /* The token for the caller, alone or as JSON (--json). */
@@ -105,27 +170,47 @@ cmd_acquire_print(const struct lock *l, const struct cmd_args *a)
 	    (long long)lock_fence(l));
 }
 
-static int
-cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
+/*
+ * The lock as acquire takes it, for the caller that holds it: its pid and
+ * its command line, recorded as --record-command says; the end signals
+ * held from here on.  NULL (logged) if either could not be done.
+ */
+static struct lock *
+cmd_acquire_open(struct global_opts *g, struct cmd_args *a, sigset_t *caller)
 {
 	struct lock_spec spec;
 	struct lock	*l;
-	sigset_t	 caller;
-	char		 took[32], *command;
-	int64_t		 start = clock_mono_ns();
-	int		 rc, sig;
+	char		*command;
 
-	if (endsig_hold(&caller) == -1) {
+	if ((command = cmd_acquire_caller(getppid(), a->record_command)) ==
+	    NULL)
+		return (NULL);
+	if (endsig_hold(caller) == -1) {
 		log_warn("sigprocmask");
-		return (EXIT_UNAVAILABLE);
+		free(command);
+		return (NULL);
 	}
 	cmd_lock_spec(a, &spec);
-	spec.wait_mask = &caller;
+	spec.wait_mask = caller;
 	spec.pid = getppid();
-	spec.command = command = cmd_acquire_caller(getppid());
+	spec.command = command;
 	spec.token = a->token;
 	l = lock_open(g, &spec);
 	free(command);
+	return (l);
+}
+
+static int
+cmd_acquire_exec(struct global_opts *g, struct cmd_args *a)
+{
+	struct lock	*l;
+	sigset_t	 caller;
+	char		 took[32];
+	int64_t		 start = clock_mono_ns();
+	int		 rc, sig;
+
+	if ((l = cmd_acquire_open(g, a, &caller)) == NULL)
+		return (EXIT_UNAVAILABLE);
 	rc = lock_acquire(l);
 	if (rc != EXIT_OK)
 		endsig_restore(&caller);

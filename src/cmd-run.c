@@ -22,7 +22,7 @@ struct cmd_run_prep {
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
 static int	 cmd_run_all(struct global_opts *, struct cmd_args *,
 		     enum run_outcome *);
-static char	*cmd_run_describe(char **);
+static char	*cmd_run_describe(const struct cmd_args *, char **);
 static void	 cmd_run_jitter(int64_t);
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
 		     struct cmd_run_prep *, struct lock **, enum run_outcome *);
@@ -38,7 +38,7 @@ static const int cmd_run_options[] = {
 	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT,
 	OPT_FAIR, OPT_RELEASE_ON_EXIT, OPT_QUEUE, OPT_ORDER, OPT_SKIP_OUTDATED,
 	OPT_CANCEL_RUNNING, OPT_SUPERSEDED_CODE, OPT_OUTDATED_CODE,
-	OPT_CANCELLED_CODE, 0
+	OPT_CANCELLED_CODE, OPT_RECORD_COMMAND, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
@@ -50,7 +50,7 @@ const struct cmd_entry cmd_run_entry = {
 	    "[--superseded-exit-code N] [--outdated-exit-code N] "
 	    "[--cancelled-exit-code N] "
 	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "
-	    "(-- CMD [ARG...] | -c 'SHELL COMMAND')",
+	    "[--record-command HOW] (-- CMD [ARG...] | -c 'SHELL COMMAND')",
 	.summary = "hold the lock while CMD runs, renewing it; exit with "
 	    "CMD's status",
 	.example = "redlock-cli run nightly-backup -t 5m -n -- "
@@ -60,25 +60,24 @@ const struct cmd_entry cmd_run_entry = {
 	.exec = cmd_run_exec
 };
 
-/* argv joined by spaces, cut at CMD_COMMAND_SHOWN bytes. */
+/*
+ * What the lock records of argv for status (--record-command): masked,
+ * since anyone who may read the lock's keys may read it (mask.c).  NULL,
+ * after the message, when out of memory: then nothing is recorded, never
+ * the unmasked line.
+ */
 static char *
-cmd_run_describe(char **argv)
+cmd_run_describe(const struct cmd_args *a, char **argv)
 {
-	char	*out = xmalloc(CMD_COMMAND_SHOWN + 1);
-	size_t	 used = 0, len;
-	int	 i;
+	size_t	 argc;
+	char	*out;
 
-	out[0] = '\0';
-	for (i = 0; argv[i] != NULL && used < CMD_COMMAND_SHOWN; i++) {
-		if (i > 0)
-			out[used++] = ' ';
-		len = strlen(argv[i]);
-		if (len > CMD_COMMAND_SHOWN - used)
-			len = CMD_COMMAND_SHOWN - used;
-		memcpy(out + used, argv[i], len);
-		used += len;
-	}
-	out[used] = '\0';
+	for (argc = 0; argv[argc] != NULL; argc++)
+		;
+	out = mask_record(a->record_command, (const char *const *)argv, argc,
+	    CMD_COMMAND_SHOWN);
+	if (out == NULL)
+		log_warnx("cannot record the command: out of memory");
 	return (out);
 }
 
@@ -176,7 +175,10 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
 	char			*described;
 	int			 rc, sig;
 
-	described = cmd_run_describe(p->argv);
+	if ((described = cmd_run_describe(a, p->argv)) == NULL) {
+		endsig_restore(caller);
+		return (EXIT_UNAVAILABLE);
+	}
 	cmd_lock_spec(a, &spec);
 	spec.wait_mask = caller;
 	spec.before_wait = cmd_run_prefork;

@@ -260,7 +260,8 @@ lock_note_holder(struct lock *l, const redisReply *r)
 	if (s[2][h->writer] == '\0' || *end != '\0' || h->pid <= 0)
 		h->pid = -1;
 	free(s[2]);
-	h->command = *s[3] != '\0' ? s[3] : (free(s[3]), NULL);
+	h->command = lock_command_shown(s[3], strlen(s[3]));
+	free(s[3]);
 	h->since_ms = strtoll(s[4], &end, 10);
 	if (*end != '\0' || h->since_ms < 0)
 		h->since_ms = 0;

@@ -4,6 +4,7 @@
  * the lock at once (lock_call), with the servers that say "try again"
  * asked again, their answers counted, and the one failure record that
  * the verbs report (lock_failed, lock_fail; see struct lock_failure).
+ * WAIT for replicas (--wait-replicas) is such a fan-out too.
  * Every other file of the layer calls this one; it calls none of them,
  * only lock-scripts.c and the connection layer below.
  */
@@ -32,6 +33,7 @@ static void	 lock_type_clash(struct lock *);
 static void	 lock_retry_transient(struct lock *,
 		     const struct lock_script_call *, struct lock_round *);
 static size_t	 lock_tally(struct lock *, const struct lock_round *);
+static int64_t	 lock_wait_budget(struct lock *, int64_t);
 
 /* Record a failure: its exit code and its message. */
 void
@@ -344,4 +346,94 @@ lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
 	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, argc, argv,
 	    NULL, 0, &rd);
 	lock_round_free(l, &rd);
+}
+
+/*
+ * How long WAIT may take before cap_ns: --wait-timeout, or less, leaving
+ * the answer time to come back (-v says so once).
+ */
+static int64_t
+lock_wait_budget(struct lock *l, int64_t cap_ns)
+{
+	int64_t	wait_ms = l->opts->wait_timeout_ms, left_ms;
+	char	want[32], got[32];
+
+	left_ms = (cap_ns - clock_mono_ns()) / 1000000;
+	left_ms -= left_ms / 8 + 1;
+	if (left_ms < 1 || wait_ms <= left_ms)
+		return (left_ms < 1 ? left_ms : wait_ms);
+	if (!l->said_wait_cap) {
+		duration_format(wait_ms, want, sizeof(want));
+		duration_format(left_ms, got, sizeof(got));
+		log_info("--wait-timeout %s capped to %s: lock '%s' must still "
+		    "be valid when WAIT ends", want, got, l->spec.key);
+		l->said_wait_cap = 1;
+	}
+	return (left_ms);
+}
+
+/*
+ * --wait-replicas N: WAIT until N replicas of each server have what we
+ * wrote (WAIT cannot run inside a script, so it follows it).  A majority
+ * of servers must report N acknowledgements.  This narrows, but does not
+ * close, the window in which a failover loses the lock: WAIT makes the
+ * write reach the replicas, it does not make the failover pick one that
+ * has it.  The wait ends by cap_ns, the lock's validity minus the margin,
+ * on the server's side as well as ours: a WAIT that outlasted the lock
+ * would keep a command running on a lock that may be someone else's.
+ * Returns 0, or -1 with l->fail set.
+ */
+int
+lock_wait_replicas(struct lock *l, int64_t cap_ns)
+{
+	const char	*argv[3];
+	size_t		 lens[3], i, enough = 0;
+	redisReply	**replies;
+	int		 *results;
+	char		  num[32], ms[32];
+	long long	  least = -1;
+	int64_t		  wait_ms;
+	int		  noted = 0;
+
+	if (l->opts->wait_replicas == 0)
+		return (0);
+	if ((wait_ms = lock_wait_budget(l, cap_ns)) < 1) {
+		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': no time left to "
+		    "WAIT for replicas within its validity", l->spec.key);
+		return (-1);
+	}
+	(void)snprintf(num, sizeof(num), "%d", l->opts->wait_replicas);
+	(void)snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);
+	argv[0] = "WAIT";
+	argv[1] = num;
+	argv[2] = ms;
+	for (i = 0; i < 3; i++)
+		lens[i] = strlen(argv[i]);
+	replies = xcalloc(l->nconns, sizeof(*replies));
+	results = xcalloc(l->nconns, sizeof(*results));
+	conn_command_many(l->conns, l->nconns, l->nconns, 3, argv, lens,
+	    clock_ms_to_ns(wait_ms), cap_ns, replies, results);
+	for (i = 0; i < l->nconns; i++) {
+		if (results[i] == CONN_OK &&
+		    replies[i]->type == REDIS_REPLY_INTEGER) {
+			if (replies[i]->integer >= l->opts->wait_replicas)
+				enough++;
+			if (least == -1 || replies[i]->integer < least)
+				least = replies[i]->integer;
+		} else if (!noted++ || enough == 0)
+			lock_failed(l, EXIT_UNAVAILABLE, "%s",
+			    conn_error(l->conns[i]));
+		if (replies[i] != NULL)
+			freeReplyObject(replies[i]);
+	}
+	free(replies);
+	free(results);
+	if (enough >= l->quorum)
+		return (0);
+	if (least >= 0)
+		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': only %lld of %d "
+		    "replicas acknowledged it within %lldms", l->spec.key,
+		    least, l->opts->wait_replicas, (long long)wait_ms);
+	l->fail.code = EXIT_UNAVAILABLE;
+	return (-1);
 }

@@ -185,13 +185,14 @@ int	 lock_fail(struct lock *, size_t);
 int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
 void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
+int	 lock_wait_replicas(struct lock *, int64_t);
 
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
-int	 lock_wait_replicas(struct lock *, int64_t);
 
 /* lock-status.c */
+char	*lock_command_shown(const char *, size_t);
 int	 lock_view_parse(redisReply *const *, size_t, const char *,
 	     struct lock_view *);
 void	 lock_state_majority(struct lock_state *, size_t);

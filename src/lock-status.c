@@ -28,6 +28,28 @@ static void	 status_queue(struct lock_state *, const struct lock_view *);
 static void	 status_copy_waiters(struct lock_state *,
 		     const struct lock_view *);
 
+/*
+ * A holder's recorded command, as status, list and the busy line show it:
+ * masked again (mask.c), since another client, or an older redlock-cli,
+ * may have recorded a secret.  NULL when none was recorded
+ * (--record-command none), or when out of memory: then nothing is shown,
+ * never the unmasked line.
+ */
+char *
+lock_command_shown(const char *s, size_t len)
+{
+	char	*raw, *shown;
+
+	if (len == 0)
+		return (NULL);
+	raw = xmalloc(len + 1);
+	memcpy(raw, s, len);
+	raw[len] = '\0';
+	shown = mask_words((const char *const *)&raw, 1);
+	free(raw);
+	return (shown);
+}
+
 static char *
 status_str(const redisReply *r)
 {
@@ -96,7 +118,7 @@ status_meta(struct lock_holder *h, const redisReply *meta, int is_sem)
 			h->host = status_str(v);
 		else if (status_is(f, prefix, plen, "command") &&
 		    h->command == NULL)
-			h->command = status_str(v);
+			h->command = lock_command_shown(v->str, v->len);
 		for (j = 0; numeric[j] != NULL; j++) {
 			if (!status_is(f, prefix, plen, numeric[j]) ||
 			    v->len == 0 || v->len >= sizeof(num) ||

@@ -25,7 +25,7 @@
 
 #include "lock-impl.h"
 
-static int64_t	 lock_wait_budget(struct lock *, int64_t);
+static void	 lock_describe_join(char *, size_t, const char *);
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 
@@ -227,7 +227,7 @@ void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
 {
 	const struct lock_holder *h = &l->busy;
-	char		 cmd[96], at[32], held[32], left[32];
+	char		 cmd[96], what[160], more[64], at[32], left[32];
 
 	status_print_since(h->since_ms, at, sizeof(at));
 	if (h->writer && h->host != NULL && h->pid > 0) {
@@ -243,20 +243,47 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 		(void)snprintf(buf, len, "another owner");
 		return;
 	}
-	log_sanitize(cmd, sizeof(cmd), h->command != NULL ? h->command : "?",
-	    h->command != NULL ? strlen(h->command) : 1);
-	status_print_held(h->since_ms, held, sizeof(held));
-	left[0] = '\0';
-	if (l->busy_ttl_ms > 0)
+	/* No command when the holder recorded none (--record-command). */
+	cmd[0] = '\0';
+	if (h->command != NULL)
+		log_sanitize(cmd, sizeof(cmd), h->command, strlen(h->command));
+	(void)snprintf(what, sizeof(what), "%s", cmd);
+	if (at[0] != '\0') {
+		(void)snprintf(more, sizeof(more), "since %s", at);
+		lock_describe_join(what, sizeof(what), more);
+	}
+	status_print_held(h->since_ms, left, sizeof(left));
+	if (left[0] != '\0') {
+		(void)snprintf(more, sizeof(more), "held %s", left);
+		lock_describe_join(what, sizeof(what), more);
+	}
+	if (l->busy_ttl_ms > 0) {
 		duration_span(l->busy_ttl_ms, left, sizeof(left));
-	if (at[0] != '\0' && held[0] != '\0' && left[0] != '\0')
-		(void)snprintf(buf, len, "%s pid %lld (%s, since %s, held %s, "
-		    "ttl %s)", h->host, (long long)h->pid, cmd, at, held, left);
-	else	/* a part not known: the others */
-		(void)snprintf(buf, len, "%s pid %lld (%s%s%s%s%s%s%s)",
-		    h->host, (long long)h->pid, cmd, at[0] ? ", since " : "",
-		    at, held[0] ? ", held " : "", held, left[0] ? ", ttl " :
-		    "", left);
+		(void)snprintf(more, sizeof(more), "ttl %s", left);
+		lock_describe_join(what, sizeof(what), more);
+	}
+	if (what[0] == '\0')
+		(void)snprintf(buf, len, "%s pid %lld", h->host,
+		    (long long)h->pid);
+	else
+		(void)snprintf(buf, len, "%s pid %lld (%s)", h->host,
+		    (long long)h->pid, what);
+}
+
+/* Add more to the holder's description what, after a comma if need be. */
+static void
+lock_describe_join(char *what, size_t len, const char *more)
+{
+	char	part[224];
+	size_t	n;
+
+	if (what[0] == '\0')
+		(void)snprintf(part, sizeof(part), "%s", more);
+	else
+		(void)snprintf(part, sizeof(part), "%.150s, %s", what, more);
+	n = strlen(part) < len ? strlen(part) : len - 1;
+	memcpy(what, part, n);
+	what[n] = '\0';
 }
 
 /*
@@ -380,94 +407,4 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 		    lock_drift_ms(ttl_ms));
 	}
 	return (rc);
-}
-
-/*
- * How long WAIT may take before cap_ns: --wait-timeout, or less, leaving
- * the answer time to come back (-v says so once).
- */
-static int64_t
-lock_wait_budget(struct lock *l, int64_t cap_ns)
-{
-	int64_t	wait_ms = l->opts->wait_timeout_ms, left_ms;
-	char	want[32], got[32];
-
-	left_ms = (cap_ns - clock_mono_ns()) / 1000000;
-	left_ms -= left_ms / 8 + 1;
-	if (left_ms < 1 || wait_ms <= left_ms)
-		return (left_ms < 1 ? left_ms : wait_ms);
-	if (!l->said_wait_cap) {
-		duration_format(wait_ms, want, sizeof(want));
-		duration_format(left_ms, got, sizeof(got));
-		log_info("--wait-timeout %s capped to %s: lock '%s' must still "
-		    "be valid when WAIT ends", want, got, l->spec.key);
-		l->said_wait_cap = 1;
-	}
-	return (left_ms);
-}
-
-/*
- * --wait-replicas N: WAIT until N replicas of each server have what we
- * wrote (WAIT cannot run inside a script, so it follows it).  A majority
- * of servers must report N acknowledgements.  This narrows, but does not
- * close, the window in which a failover loses the lock: WAIT makes the
- * write reach the replicas, it does not make the failover pick one that
- * has it.  The wait ends by cap_ns, the lock's validity minus the margin,
- * on the server's side as well as ours: a WAIT that outlasted the lock
- * would keep a command running on a lock that may be someone else's.
- * Returns 0, or -1 with l->fail set.
- */
-int
-lock_wait_replicas(struct lock *l, int64_t cap_ns)
-{
-	const char	*argv[3];
-	size_t		 lens[3], i, enough = 0;
-	redisReply	**replies;
-	int		 *results;
-	char		  num[32], ms[32];
-	long long	  least = -1;
-	int64_t		  wait_ms;
-	int		  noted = 0;
-
-	if (l->opts->wait_replicas == 0)
-		return (0);
-	if ((wait_ms = lock_wait_budget(l, cap_ns)) < 1) {
-		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': no time left to "
-		    "WAIT for replicas within its validity", l->spec.key);
-		return (-1);
-	}
-	(void)snprintf(num, sizeof(num), "%d", l->opts->wait_replicas);
-	(void)snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);
-	argv[0] = "WAIT";
-	argv[1] = num;
-	argv[2] = ms;
-	for (i = 0; i < 3; i++)
-		lens[i] = strlen(argv[i]);
-	replies = xcalloc(l->nconns, sizeof(*replies));
-	results = xcalloc(l->nconns, sizeof(*results));
-	conn_command_many(l->conns, l->nconns, l->nconns, 3, argv, lens,
-	    clock_ms_to_ns(wait_ms), cap_ns, replies, results);
-	for (i = 0; i < l->nconns; i++) {
-		if (results[i] == CONN_OK &&
-		    replies[i]->type == REDIS_REPLY_INTEGER) {
-			if (replies[i]->integer >= l->opts->wait_replicas)
-				enough++;
-			if (least == -1 || replies[i]->integer < least)
-				least = replies[i]->integer;
-		} else if (!noted++ || enough == 0)
-			lock_failed(l, EXIT_UNAVAILABLE, "%s",
-			    conn_error(l->conns[i]));
-		if (replies[i] != NULL)
-			freeReplyObject(replies[i]);
-	}
-	free(replies);
-	free(results);
-	if (enough >= l->quorum)
-		return (0);
-	if (least >= 0)
-		lock_failed(l, EXIT_UNAVAILABLE, "lock '%s': only %lld of %d "
-		    "replicas acknowledged it within %lldms", l->spec.key,
-		    least, l->opts->wait_replicas, (long long)wait_ms);
-	l->fail.code = EXIT_UNAVAILABLE;
-	return (-1);
 }

@@ -131,6 +131,11 @@ const struct options_def options_defs[] = {
 	    "remove whoever holds KEY (an operator's release)", NULL },
 	{ { { "command", required_argument, NULL, OPT_SHELL_COMMAND }, 0 },
 	    "STRING", "run /bin/sh -c STRING instead of -- CMD", NULL },
+	{ { { "record-command", required_argument, NULL,
+	    OPT_RECORD_COMMAND }, 0 }, "HOW",
+	    "full (secrets masked), name or none: what status shows of the "
+	    "command line",
+	    "full" },
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
 };
 

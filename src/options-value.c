@@ -19,6 +19,7 @@ static int	 options_count(const char *, const char *, long long,
 static int	 options_tls(int, const char *, struct tls_options *);
 static int	 options_queue(int, const char *, struct cmd_args *);
 static int	 options_run(int, const char *, struct cmd_args *);
+static int	 options_record(const char *, struct cmd_args *);
 
 /*
  * Parse a duration option.  allow_zero: 0 is meaningful (-w 0, --jitter 0).
@@ -202,9 +203,37 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_FORCE:
 		a->force = 1;
 		return (0);
+	case OPT_RECORD_COMMAND:
+		return (options_record(arg, a));
 	default:
 		return (options_run(ch, arg, a));
 	}
+}
+
+/*
+ * --record-command: what a holder leaves on the server of its command,
+ * for anyone who may read the lock's keys (see mask.c).
+ */
+static int
+options_record(const char *arg, struct cmd_args *a)
+{
+	static const struct {
+		const char		*name;
+		enum mask_record	 how;
+	} hows[] = {
+		{ "full", MASK_RECORD_FULL }, { "name", MASK_RECORD_NAME },
+		{ "none", MASK_RECORD_NONE }
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(hows) / sizeof(hows[0]); i++)
+		if (strcmp(arg, hows[i].name) == 0) {
+			a->record_command = hows[i].how;
+			return (0);
+		}
+	log_warnx("invalid --record-command '%s': not full, name or none",
+	    arg);
+	return (EXIT_USAGE);
 }
 
 /* run's own options: what to do with the command and a lost lock. */

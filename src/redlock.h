@@ -33,7 +33,8 @@
  *                     lookups, Sentinel and Cluster as states of one poll
  *                     loop, reply bounds (private: conn-impl.h)
  *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,
- *   signame.c, endsig.c, json.c, sha1.c: small parts with no state
+ *   signame.c, endsig.c, json.c, sha1.c: small parts with no state;
+ *   mask.c (mask.h): a command as a holder records it, secrets masked
  */
 
 #ifndef REDLOCK_H
@@ -45,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sysexits.h>
+
+#include "mask.h"	/* mask.c: pure, with a header of its own for tests */
 
 #define PROGNAME	"redlock-cli"
 #ifndef VERSION
@@ -232,10 +235,13 @@ struct cmd_args {
 	const char	 *shell_command;	/* run -c */
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
+	enum mask_record  record_command;	/* acquire, run */
 };
 
 /* The command line stored for `status`: enough to recognise the job. */
 #define CMD_COMMAND_SHOWN	1024
+/* How much of a manual lock's caller's command line is read to mask it. */
+#define CMD_CALLER_READ_MAX	(1024 * 1024)
 
 /* cmd.c */
 /*
@@ -308,7 +314,8 @@ enum cmd_option {
 	OPT_SUPERSEDED_CODE,
 	OPT_OUTDATED_CODE,
 	OPT_CANCELLED_CODE,
-	OPT_FORCE
+	OPT_FORCE,
+	OPT_RECORD_COMMAND
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);

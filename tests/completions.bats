@@ -145,6 +145,27 @@ bash_offered_options() {
 	assert_reply_has TERM
 }
 
+@test "--record-command is offered to acquire and run only, and offers full, name and none" {
+	complete_line 'redlock-cli acquire k --rec'
+	assert_reply --record-command
+	complete_line 'redlock-cli run k --rec'
+	assert_reply --record-command
+	complete_line 'redlock-cli status k --rec'
+	assert_reply ''
+	complete_line 'redlock-cli run k --record-command '
+	assert_reply 'full name none'
+}
+
+@test "fish and zsh offer full, name and none after --record-command" {
+	need fish zsh
+	run fish --no-config -c 'source $argv[1]; complete -C"redlock-cli run k --record-command " | string replace -r "\t.*" "" | sort' "$FISH_FILE"
+	assert_success
+	assert_output $'full\nname\nnone'
+	# in lock_opts, which acquire and run share
+	run sed -n '/^lock_opts=(/,/^)/p' "$ZSH_FILE"
+	assert_line "  '--record-command=[what status shows of the command line]:how:(full name none)'"
+}
+
 # the URL schemes that src/url.c accepts, one a line ("redis", "rediss", ...)
 src_url_schemes() {
 	grep -oE 'strncmp\(str, "[a-z+-]+"' "$ROOT/src/url.c" |

@@ -41,7 +41,8 @@ expected_help() {
 		cat <<'EOF'
 usage: redlock-cli acquire KEY [-t TTL] [-n | -w WAIT] [-E CODE] [--token TOK]
                            [-s | -x] [--limit N] [--fair] [--queue MODE]
-                           [--order N] [--cancel-running[=GRACE]] [--json]
+                           [--order N] [--cancel-running[=GRACE]]
+                           [--record-command HOW] [--json]
 
 take the lock and print its token; wait for it unless -n or -w
 
@@ -61,6 +62,9 @@ EOF
       --cancel-running[=GRACE]
                           stop an older running holder, SIGKILL after GRACE
                           (default: 10s)
+      --record-command HOW
+                          full (secrets masked), name or none: what status shows
+                          of the command line (default: full)
 EOF
 		help_end 'TOKEN=$(redlock-cli acquire deploy -t 10m -w 30s)' ;;
 	release)
@@ -97,6 +101,7 @@ usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x]
                        [--lost-exit-code N] [--superseded-exit-code N]
                        [--outdated-exit-code N] [--cancelled-exit-code N]
                        [--release-on-exit] [--jitter DUR] [--min-hold DUR]
+                       [--record-command HOW]
                        (-- CMD [ARG...] | -c 'SHELL COMMAND')
 
 hold the lock while CMD runs, renewing it; exit with CMD's status
@@ -136,6 +141,9 @@ EOF
       --cancelled-exit-code N
                           exit status when a newer run cancelled CMD
                           (default: 82)
+      --record-command HOW
+                          full (secrets masked), name or none: what status shows
+                          of the command line (default: full)
 EOF
 		help_end 'redlock-cli run nightly-backup -t 5m -n -- /usr/local/bin/backup' ;;
 	status)

@@ -220,6 +220,9 @@ synopsis_options() {
 @test "the busy messages in the man page match the formats in src/cmd.c" {
 	local line fmt re missing=""
 	while read -r fmt; do
+		# "%s" passes on a line made elsewhere (a queue's ending),
+		# which the test of quoted messages checks
+		[[ $fmt == '%s' ]] && continue
 		# a printf format into a regular expression for one line
 		re=$(printf '%s' "$fmt" | sed -e 's/[][().*^$+?{}|\\]/\\&/g' \
 		    -e "s/%s/[^']+/g" -e 's/%lld/[0-9]+/g')

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the pure parts: durations, whole numbers, URLs, key slots
- * and companion keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,
+ * and companion keys, SHA-1, signal names; the masking of recorded
+ * commands in test-mask.c.  Run by tests/unit.bats; prints "N passed,
  * M failed" and exits non-zero on any failure.
  */
 
@@ -11,19 +12,9 @@
 #include <string.h>
 
 #include "../../src/redlock.h"
+#include "unit.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do {						\
-	if (cond)							\
-		passed++;						\
-	else {								\
-		failed++;						\
-		(void)printf("FAIL %s:%d: ", __FILE__, __LINE__);	\
-		(void)printf(__VA_ARGS__);				\
-		(void)printf("\n");					\
-	}								\
-} while (0)
+int passed, failed;
 
 static void
 test_durations(void)
@@ -360,6 +351,7 @@ main(void)
 	test_urls();
 	test_keyslots();
 	test_sha1_signames();
+	test_mask();
 	(void)printf("%d passed, %d failed\n", passed, failed);
 	return (failed == 0 ? 0 : 1);
 }
