@@ -12,6 +12,8 @@
 
 #include "../../src/redlock.h"
 
+#define DURATION_UNITS	"unknown unit (us, ms, s, m, h, d or w)"
+
 static int passed, failed;
 
 #define CHECK(cond, ...) do {						\
@@ -37,15 +39,46 @@ test_durations(void)
 		{ "5m", 300000, NULL }, { "1h", 3600000, NULL },
 		{ "1.5s", 1500, NULL }, { "3", 3000, NULL },
 		{ "0.25", 250, NULL }, { "0", 0, NULL }, { ".5s", 500, NULL },
-		{ "1.5ms", 1, NULL }, { "", 0, "empty" },
-		{ "-1", 0, "negative" }, { "abc", 0, "not a number" },
+		{ "1.5ms", 1, NULL }, { "1d", 86400000, NULL },
+		{ "1w", 604800000, NULL }, { "1h30m", 5400000, NULL },
+		{ "1h 30m", 5400000, NULL }, { "1h  30m", 5400000, NULL },
+		{ "1h\t30m", 5400000, NULL }, { "2min", 120000, NULL },
+		{ "90", 90000, NULL }, { "1.1s", 1100, NULL },
+		{ "0.29s", 290, NULL }, { "0.29", 290, NULL },
+		{ "1.001h", 3603600, NULL }, { "0.1w", 60480000, NULL },
+		{ "1500us", 1, NULL }, { "2000usec", 2, NULL },
+		{ "3msec", 3, NULL }, { "2sec", 2000, NULL },
+		{ "1second", 1000, NULL }, { "2seconds", 2000, NULL },
+		{ "1minute", 60000, NULL }, { "2minutes", 120000, NULL },
+		{ "1hr", 3600000, NULL }, { "1hour", 3600000, NULL },
+		{ "2hours", 7200000, NULL }, { "1day", 86400000, NULL },
+		{ "2days", 172800000, NULL }, { "1week", 604800000, NULL },
+		{ "2weeks", 1209600000, NULL },
+		{ "1d2h3m4s5ms", 93784005, NULL }, { "30m1h", 5400000, NULL },
+		{ "1.5h 30m 250ms", 7200250, NULL }, { "365d", 31536000000LL, NULL },
+		{ "1000000000000ms", 1000000000000LL, NULL },
+		{ "", 0, "empty" },
+		{ "-1", 0, "negative" }, { "1h -5m", 0, "negative" },
+		{ "abc", 0, "not a number" },
 		{ " 5", 0, "not a number" }, { "+5", 0, "not a number" },
-		{ "1.5x", 0, "unknown unit (ms, s, m or h)" }, { "1e3", 0, "unknown unit (ms, s, m or h)" },
-		{ "0x10", 0, "unknown unit (ms, s, m or h)" }, { "inf", 0, "not a number" },
-		{ "nan", 0, "not a number" }, { "5 s", 0, "unknown unit (ms, s, m or h)" },
-		{ "1.2.3", 0, "unknown unit (ms, s, m or h)" }, { ".", 0, "not a number" },
+		{ "1.5x", 0, DURATION_UNITS }, { "1e3", 0, DURATION_UNITS },
+		{ "0x10", 0, DURATION_UNITS }, { "inf", 0, "not a number" },
+		{ "nan", 0, "not a number" }, { "5S", 0, DURATION_UNITS },
+		{ "1.2.3", 0, DURATION_UNITS }, { ".", 0, "not a number" },
+		{ "1h-5m", 0, "negative" }, { "1M", 0, DURATION_UNITS },
+		{ "1y", 0, DURATION_UNITS }, { "2mins", 0, DURATION_UNITS },
+		{ "1h x", 0, "not a number" }, { "1h .", 0, "not a number" },
+		{ "5 s", 0, "a number without a unit in a sum" },
+		{ "1h30", 0, "a number without a unit in a sum" },
+		{ "1h 30", 0, "a number without a unit in a sum" },
+		{ "1h ", 0, "trailing blank" }, { "5s\t", 0, "trailing blank" },
 		{ "99999999999999h", 0, "too large" },
+		{ "1000000000001ms", 0, "too large" },
+		{ "99999999999999999999999999", 0, "too large" },
+		{ "99999999999999999999999999x", 0, DURATION_UNITS },
+		{ "11574075d", 0, "too large" },
 		{ "0.0001", 0, "below 1ms" }, { "0.5ms", 0, "below 1ms" },
+		{ "999us", 0, "below 1ms" },
 		{ NULL, 0, NULL }
 	};
 	const char	*err;
