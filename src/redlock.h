@@ -124,6 +124,9 @@ void	 clock_sleep_ns(int64_t);
 void	 clock_sleep_masked_ns(int64_t, const sigset_t *);
 int64_t	 clock_sooner(int64_t, int64_t);
 int64_t	 clock_ms_to_ns(int64_t);
+/* The longest poll() of clock_poll_ms(): an hour, far under INT_MAX ms. */
+#define CLOCK_POLL_MAX_MS	3600000
+int	 clock_poll_ms(int64_t);
 
 /* token.c */
 void	 token_new(char [TOKEN_HEX_LEN + 1]);

@@ -286,3 +286,23 @@ check_bad() {
 	t=$(rcli main PTTL k)
 	((t > 31535990000 && t <= 31536000000)) || fail "--min-hold PTTL $t"
 }
+
+@test "a 100-day run renews on its schedule: no wait in it overflows poll's milliseconds" {
+	# Its renewal is 33 days away, past poll()'s 24.8 days of int
+	# milliseconds.  Under libfaketime a million times faster, 33 days
+	# pass in 2.9 s; the command, without libfaketime, runs 5 real
+	# seconds (58 days), so a renewal must come, and the lock be kept.
+	need faketime
+	build_is_static && skip "libfaketime cannot reach a static executable"
+	faketime -f '+0 x1000000' redlock-cli --version >/dev/null 2>&1 ||
+	    skip "this build does not run under faketime"
+	skip_if_slow
+	run --separate-stderr timeout 30 faketime -f '+0 x1000000' \
+	    redlock-cli -v -v --connect-timeout 10d --io-timeout 10d \
+	    run k -t 2400h -- env -u LD_PRELOAD -u FAKETIME sleep 5
+	assert_success
+	printf '%s\n' "$stderr" | grep -qx "redlock-cli: renewed lock 'k'" ||
+	    fail "no renewal in 58 days of a 100-day lock: $stderr"
+	printf '%s\n' "$stderr" | grep -q "lost" && fail "$stderr"
+	refute_key main k
+}

@@ -385,11 +385,41 @@ test_numbers(void)
 	}
 }
 
+/* poll()'s int milliseconds from any wait: rounded up, capped, -1 kept. */
+static void
+test_poll_ms(void)
+{
+	static const struct {
+		int64_t	ns;
+		int	ms;
+	} cases[] = {
+		{ -1, -1 }, { -5, 0 }, { 0, 0 }, { 1, 1 }, { 999999, 1 },
+		{ 1000000, 1 }, { 1000001, 2 }, { 2500000000LL, 2500 },
+		{ 3600000000000LL, CLOCK_POLL_MAX_MS },
+		{ 3600000000001LL, CLOCK_POLL_MAX_MS },
+		/* 24.8 days and more: what (int) made negative or wrapped. */
+		{ 2147483648000000LL, CLOCK_POLL_MAX_MS },
+		{ 2880000000000000LL, CLOCK_POLL_MAX_MS },
+		{ 4294967296500000LL, CLOCK_POLL_MAX_MS },
+		{ 31536000000000000LL, CLOCK_POLL_MAX_MS },
+		{ INT64_MAX, CLOCK_POLL_MAX_MS },
+	};
+	size_t	i;
+	int	ms;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ms = clock_poll_ms(cases[i].ns);
+		CHECK(ms == cases[i].ms, "clock_poll_ms(%lld): %d, want %d",
+		    (long long)cases[i].ns, ms, cases[i].ms);
+	}
+}
+
 int
 main(void)
 {
 	test_durations();
 	test_numbers();
+	test_poll_ms();
 	test_urls();
 	test_keyslots();
 	test_sha1_signames();
