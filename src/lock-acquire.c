@@ -455,7 +455,7 @@ lock_acquire(struct lock *l)
 	struct lock_attempt	 at;
 	struct lock_next	 next;
 	enum lock_keep		 kept;
-	int64_t			 deadline_ns = 0, start;
+	int64_t			 deadline_ns = 0, start, taken;
 	int			 rc;
 
 	l->may_wait = l->spec.wait_ms != 0;
@@ -474,9 +474,10 @@ lock_acquire(struct lock *l)
 	at.fences = xcalloc(l->nconns, sizeof(*at.fences));
 	for (;;) {
 		start = next.is_sent ? next.sent_ns : clock_mono_ns();
-		if ((kept = lock_attempt(l, &a, start, &at, &next)) ==
-		    KEEP_OURS && (kept = lock_after_take(l, start, &rc)) ==
-		    KEEP_OURS)
+		kept = lock_attempt(l, &a, start, &at, &next);
+		taken = clock_mono_ns();
+		if (kept == KEEP_OURS && (kept = lock_after_take(l, start,
+		    &rc)) == KEEP_OURS)
 			break;
 		if (kept == KEEP_REFUSED) {
 			lock_leave_taken(l);
@@ -501,7 +502,14 @@ lock_acquire(struct lock *l)
 	free(at.fences);
 	l->fence = at.fence;
 	l->ttl_ms = l->spec.ttl_ms;
+	/*
+	 * The validity counts from when the attempt was sent, which for an
+	 * attempt sent behind a wait is the wait's start: that is all we
+	 * know of when the server may have set the key.  How long the lock
+	 * was held counts from when we knew it was ours.
+	 */
 	l->acquired_ns = start;
+	l->taken_ns = taken;
 	l->valid_until_ns = start + clock_ms_to_ns(l->ttl_ms -
 	    lock_drift_ms(l->ttl_ms));
 	return (EXIT_OK);

@@ -116,6 +116,7 @@ struct lock {
 	int64_t		 ttl_ms;
 	int64_t		 fence;
 	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
+	int64_t		 taken_ns;	/* and when its answer was in */
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 splits;	/* split votes in a row (lock-wait.c) */
