@@ -28,8 +28,9 @@
  *                     starts I/O (conn-io.c): connect, TLS (tls.c), name
  *                     lookups, Sentinel and Cluster as states of one poll
  *                     loop, reply bounds (private: conn-impl.h)
- *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,
- *   signame.c, endsig.c, json.c, sha1.c: small parts with no state
+ *   url.c, duration.c, cursor.c, clock.c, token.c, log.c, xmalloc.c,
+ *   keyslot.c, signame.c, endsig.c, json.c, sha1.c: small parts with no
+ *   state
  */
 
 #ifndef REDLOCK_H
@@ -112,6 +113,30 @@ char	*url_redact(const char *);
 int	 duration_parse(const char *, int64_t *, const char **);
 void	 duration_format(int64_t, char *, size_t);
 void	 duration_span(int64_t, char *, size_t);
+
+/* cursor.c */
+/*
+ * SCAN calls one scan may take before it is taken for one that never
+ * ends.  A real one needs about one call per 1000 keys, or per 10,000
+ * buckets of a sparse table: room for billions of keys.
+ */
+#define CURSOR_MAX_CALLS	10000000
+struct cursor {
+	uint64_t	value;		/* the one to send next */
+	uint64_t	mark;		/* one seen, that must not come back */
+	uint64_t	steps;		/* since mark was taken */
+	uint64_t	power;		/* steps before the next mark */
+	uint64_t	calls;
+};
+enum cursor_verdict {
+	CURSOR_MORE,		/* go on with cur->value */
+	CURSOR_END,		/* 0: the scan is over */
+	CURSOR_BAD,		/* not a decimal number of 64 bits */
+	CURSOR_AGAIN,		/* one seen before: it would loop */
+	CURSOR_ENDLESS		/* CURSOR_MAX_CALLS reached */
+};
+void	 cursor_start(struct cursor *);
+enum cursor_verdict cursor_next(struct cursor *, const char *, size_t);
 
 /* number.c */
 int	 number_parse(const char *, long long, long long, long long *,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the pure parts: durations, whole numbers, URLs, key slots
- * and companion keys, SHA-1, signal names.  Run by tests/unit.bats; prints "N passed,
+ * Unit tests of the pure parts: durations, poll()'s timeouts, SCAN
+ * cursors, whole numbers, URLs, key slots and companion keys, SHA-1,
+ * signal names.  Run by tests/unit.bats; prints "N passed,
  * M failed" and exits non-zero on any failure.
  */
 
@@ -55,7 +56,8 @@ test_durations(void)
 		{ "2days", 172800000, NULL }, { "1week", 604800000, NULL },
 		{ "2weeks", 1209600000, NULL },
 		{ "1d2h3m4s5ms", 93784005, NULL }, { "30m1h", 5400000, NULL },
-		{ "1.5h 30m 250ms", 7200250, NULL }, { "365d", 31536000000LL, NULL },
+		{ "1.5h 30m 250ms", 7200250, NULL },
+		{ "365d", 31536000000LL, NULL },
 		{ "1000000000000ms", 1000000000000LL, NULL },
 		{ "", 0, "empty" },
 		{ "-1", 0, "negative" }, { "1h -5m", 0, "negative" },
@@ -414,12 +416,67 @@ test_poll_ms(void)
 	}
 }
 
+/* cursor_next() over a sequence of answers; the verdict of the last. */
+static enum cursor_verdict
+cursor_run(const char *const *answers, uint64_t *value)
+{
+	struct cursor		cur;
+	enum cursor_verdict	v = CURSOR_MORE;
+
+	cursor_start(&cur);
+	for (; *answers != NULL && v == CURSOR_MORE; answers++)
+		v = cursor_next(&cur, *answers, strlen(*answers));
+	*value = cur.value;
+	return (v);
+}
+
+/* SCAN cursors: numbers only, none twice in a loop, a bounded scan. */
+static void
+test_cursors(void)
+{
+	static const char *const bad[] = { "", "abc", "-1", "1.5", " 7", "7 ",
+	    "0x10", "18446744073709551616", "99999999999999999999999", "1e3" };
+	static const char *const end[] = { "17", "4", "0", NULL };
+	static const char *const max[] = { "18446744073709551615", NULL };
+	static const char *const same[] = { "123", "123", NULL };
+	static const char *const two[] = { "5", "7", "5", "7", NULL };
+	static const char *const tail[] = { "1", "2", "3", "4", "5", "6", "7",
+	    "8", "9", "6", "7", "8", "9", "6", "7", "8", "9", "6", "7", "8",
+	    "9", "6", "7", "8", "9", NULL };
+	struct cursor	cur;
+	char		buf[24];
+	uint64_t	value;
+	size_t		i;
+	int		v = CURSOR_MORE;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cursor_start(&cur);
+		CHECK(cursor_next(&cur, bad[i], strlen(bad[i])) == CURSOR_BAD,
+		    "cursor '%s' taken", bad[i]);
+	}
+	CHECK(cursor_run(end, &value) == CURSOR_END, "cursor 0: not the end");
+	CHECK(cursor_run(max, &value) == CURSOR_MORE && value == UINT64_MAX,
+	    "cursor 2^64-1: %llu", (unsigned long long)value);
+	CHECK(cursor_run(same, &value) == CURSOR_AGAIN, "cursor 123 twice");
+	CHECK(cursor_run(two, &value) == CURSOR_AGAIN, "cursors 5 7 5");
+	CHECK(cursor_run(tail, &value) == CURSOR_AGAIN, "cursors 1-9, 6-9...");
+	/* Ever new cursors: stopped at the bound, not before. */
+	cursor_start(&cur);
+	for (i = 1; i <= CURSOR_MAX_CALLS && v == CURSOR_MORE; i++) {
+		(void)snprintf(buf, sizeof(buf), "%zu", i);
+		v = cursor_next(&cur, buf, strlen(buf));
+	}
+	CHECK(v == CURSOR_ENDLESS && i == CURSOR_MAX_CALLS + 1,
+	    "ever new cursors: %d after %zu", v, i - 1);
+}
+
 int
 main(void)
 {
 	test_durations();
 	test_numbers();
 	test_poll_ms();
+	test_cursors();
 	test_urls();
 	test_keyslots();
 	test_sha1_signames();
