@@ -42,7 +42,7 @@ BAD_CASES=(
 	'1.5.5'			"$UNITS"
 	'ms'			'not a number'
 	'99999999999999h'	'too large'
-	'11574075d'		'too large'
+	'11575d'		'too large'
 	'99999999999999999999999999'	'too large'
 	'0.0001'		'below 1ms'
 	'0.5ms'			'below 1ms'

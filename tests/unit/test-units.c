@@ -78,7 +78,7 @@ test_durations(void)
 		{ "1000000000001ms", 0, "too large" },
 		{ "99999999999999999999999999", 0, "too large" },
 		{ "99999999999999999999999999x", 0, DURATION_UNITS },
-		{ "11574075d", 0, "too large" },
+		{ "11575d", 0, "too large" },
 		{ "0.0001", 0, "below 1ms" }, { "0.5ms", 0, "below 1ms" },
 		{ "999us", 0, "below 1ms" },
 		{ NULL, 0, NULL }
