@@ -275,8 +275,9 @@ check_bad() {
 	run -0 --separate-stderr redlock-cli release k --token "$tok"
 	refute_key main k
 	# A run's child sees the TTL, and the run ends with its command.
-	run -0 --separate-stderr timeout 20 redlock-cli run k -t 365d \
-	    --renew 100d --kill-after 365d --io-timeout 365d -w 365d -- \
+	run -0 --separate-stderr timeout 20 redlock-cli --connect-timeout 365d \
+	    --io-timeout 365d --wait-timeout 365d run k -t 365d --renew 100d \
+	    --kill-after 365d -w 365d -- \
 	    sh -c 'echo "$REDLOCK_TTL_MS"'
 	assert_output 31536000000
 	refute_key main k
