@@ -11,7 +11,7 @@ SRCS	= src/main.c src/cmd.c src/options.c src/options-table.c src/options-hint.c
 # Operations (issue 17): list, release --force, and what they share with
 # status.
 SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
-	  src/conn-masters.c
+	  src/conn-masters.c src/cursor.c
 # run's guardian and the job's processes (see src/supervise-impl.h).
 SRCS	+= src/supervise-guard.c src/supervise-job.c src/supervise-start.c src/supervise-release.c src/supervise-spawn.c \
 	  src/supervise-proc.c

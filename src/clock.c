@@ -37,6 +37,27 @@ clock_ms_to_ns(int64_t ms)
 	return (ms * 1000000);
 }
 
+/*
+ * A wait of wait_ns (-1: no deadline) as poll()'s timeout: milliseconds,
+ * rounded up so that we never wake just before a deadline, and at most
+ * CLOCK_POLL_MAX_MS.  poll() takes an int: from 24.8 days on, the
+ * milliseconds would turn negative, which poll() takes as "for ever", so
+ * a renewal of a lock of 75 days or more would never come.  A wait cut
+ * short wakes early; every caller looks at its deadlines again and waits
+ * for the rest.
+ */
+int
+clock_poll_ms(int64_t wait_ns)
+{
+	if (wait_ns == -1)
+		return (-1);
+	if (wait_ns <= 0)
+		return (0);
+	if (wait_ns > clock_ms_to_ns(CLOCK_POLL_MAX_MS))
+		return (CLOCK_POLL_MAX_MS);
+	return ((int)((wait_ns + 999999) / 1000000));
+}
+
 /* Sleep the whole interval, resuming after signal handlers interrupt it. */
 void
 clock_sleep_ns(int64_t ns)

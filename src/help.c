@@ -165,8 +165,8 @@ help_print_all(void)
 	    "rediss://..., unix:///path[?db=N], "
 	    "redis+cluster://h1:p1,h2:p2, "
 	    "redis-sentinel://h1:p1,h2:p2/master", 0);
-	help_wrap(0, 5, "DUR: 250ms, 30s, 5m, 1h, 1.5s; a bare number is "
-	    "seconds", 0);
+	help_wrap(0, 5, "DUR: 250ms, 30s, 5m, 1h, 1d, 1.5s, 1h30m, 1h 30m; a "
+	    "bare number is seconds", 0);
 	(void)printf("\n");
 	help_wrap(0, 0, "see '" PROGNAME " help COMMAND' for the options of a "
 	    "command, and " PROGNAME "(1) for the exit status and the "

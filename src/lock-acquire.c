@@ -342,24 +342,6 @@ lock_attempt(struct lock *l, struct lock_attempt_args *a, int64_t start,
 	return (kept);
 }
 
-/* -v: say who holds the lock we wait for, once per holder. */
-static void
-lock_say_waiting(struct lock *l)
-{
-	char	desc[512];
-
-	/* Not for nothing: the holder's "since" costs a time zone lookup. */
-	if (!l->holder_changed || log_verbosity < 1)
-		return;
-	l->holder_changed = 0;
-	lock_describe_holder(l, desc, sizeof(desc));
-	log_info("waiting for lock '%s', held by %s%s", l->spec.key, desc,
-	    l->said_no_cancel == 1 ? ", which --cancel-running does not stop "
-	    "(not an older run of --queue latest)" : "");
-	if (l->said_no_cancel == 1)
-		l->said_no_cancel = 2;	/* once */
-}
-
 /*
  * After an attempt that did not make the lock ours: 0 to try again (after
  * waiting for a release), or the exit code to return.
@@ -421,6 +403,28 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 }
 
 /*
+ * Before the first attempt: our token, the attempt's arguments, and those
+ * of an attempt sent behind a wait (next), which leaves acquired-at to
+ * the server's clock.
+ */
+static void
+lock_acquire_begin(struct lock *l, struct lock_attempt_args *a,
+    struct lock_next *next)
+{
+	l->may_wait = l->spec.wait_ms != 0;
+	l->splits = 0;
+	if (l->token == NULL) {
+		l->token = xmalloc(TOKEN_HEX_LEN + 1);
+		token_new(l->token);
+	}
+	lock_attempt_args(l, a);
+	memset(next, 0, sizeof(*next));
+	next->argc = a->argc;
+	memcpy(next->argv, a->argv, sizeof(next->argv));
+	next->argv[5] = "";	/* acquired-at: the server's clock */
+}
+
+/*
  * Acquire: one atomic script per attempt, on every server at once.  The
  * lock is ours iff a majority took it and the time that took leaves some
  * validity (TTL - elapsed - drift).  The spec's wait_ms is WAIT_FOREVER,
@@ -435,28 +439,19 @@ lock_acquire(struct lock *l)
 	struct lock_attempt	 at;
 	struct lock_next	 next;
 	enum lock_keep		 kept;
-	int64_t			 deadline_ns = 0, start;
+	int64_t			 deadline_ns = 0, start, taken;
 	int			 rc;
 
-	l->may_wait = l->spec.wait_ms != 0;
-	l->splits = 0;
-	if (l->token == NULL) {
-		l->token = xmalloc(TOKEN_HEX_LEN + 1);
-		token_new(l->token);
-	}
-	lock_attempt_args(l, &a);
-	memset(&next, 0, sizeof(next));
-	next.argc = a.argc;
-	memcpy(next.argv, a.argv, sizeof(next.argv));
-	next.argv[5] = "";	/* acquired-at: the server's clock */
+	lock_acquire_begin(l, &a, &next);
 	if (l->spec.wait_ms != WAIT_FOREVER)
 		deadline_ns = clock_mono_ns() + clock_ms_to_ns(l->spec.wait_ms);
 	at.fences = xcalloc(l->nconns, sizeof(*at.fences));
 	for (;;) {
 		start = next.is_sent ? next.sent_ns : clock_mono_ns();
-		if ((kept = lock_attempt(l, &a, start, &at, &next)) ==
-		    KEEP_OURS && (kept = lock_after_take(l, start, &rc)) ==
-		    KEEP_OURS)
+		kept = lock_attempt(l, &a, start, &at, &next);
+		taken = clock_mono_ns();
+		if (kept == KEEP_OURS && (kept = lock_after_take(l, start,
+		    &rc)) == KEEP_OURS)
 			break;
 		if (kept == KEEP_REFUSED) {
 			lock_leave_taken(l);
@@ -481,7 +476,14 @@ lock_acquire(struct lock *l)
 	free(at.fences);
 	l->fence = at.fence;
 	l->ttl_ms = l->spec.ttl_ms;
+	/*
+	 * The validity counts from when the attempt was sent, which for an
+	 * attempt sent behind a wait is the wait's start: that is all we
+	 * know of when the server may have set the key.  How long the lock
+	 * was held counts from when we knew it was ours.
+	 */
 	l->acquired_ns = start;
+	l->taken_ns = taken;
 	l->valid_until_ns = start + clock_ms_to_ns(l->ttl_ms -
 	    lock_drift_ms(l->ttl_ms));
 	return (EXIT_OK);

@@ -11,7 +11,7 @@
  *	lock-acquire.c	-> lock-wait.c lock-queue.c lock.c lock-call.c
  *	lock-list.c	-> lock-status.c lock.c lock-call.c
  *	lock.c		-> lock-listen.c lock-queue.c lock-call.c
- *	lock-wait.c	-> lock-queue.c lock-call.c
+ *	lock-wait.c	-> lock-queue.c lock.c lock-call.c
  *	lock-listen.c	-> lock-queue.c lock-call.c
  *	lock-queue.c, lock-status.c, lock-force.c -> lock-call.c
  *	lock-call.c	-> lock-scripts.c, and the connection layer
@@ -133,6 +133,7 @@ struct lock {
 	int64_t		 ttl_ms;
 	int64_t		 fence;
 	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
+	int64_t		 taken_ns;	/* and when its answer was in */
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 splits;	/* split votes in a row (lock-wait.c) */
@@ -201,6 +202,7 @@ void	 lock_state_majority(struct lock_state *, size_t);
 int	 lock_wait_for_release(struct lock *, struct lock_next *, int64_t);
 int	 lock_ride_out(struct lock *, int, int64_t, int);
 void	 lock_leave_queue(struct lock *);
+void	 lock_say_waiting(struct lock *);
 
 /* lock-queue.c: who a note names (pointers into a reply) */
 struct lock_note_who {

@@ -50,6 +50,10 @@ struct list_page {
 static int	 list_server(struct list_run *, size_t, const char *);
 static int	 list_scan(struct list_run *, size_t, struct conn *,
 		     const char *);
+static int	 list_cursor_next(struct list_run *, struct conn *,
+		     struct cursor *, const redisReply *);
+static int	 list_scan_page(struct list_run *, size_t, struct conn *, int,
+		     const redisReply *);
 static void	 list_page_fill(struct list_page *, const redisReply *);
 static void	 list_page_free(struct list_page *);
 static int	 list_call(struct list_run *, size_t, struct conn *,
@@ -218,49 +222,101 @@ list_take(struct list_run *lr, size_t server, const redisReply *r)
 	return (0);
 }
 
-/* Every page of SCAN on c, for the server-th URL.  0 or an exit code. */
+/*
+ * The cursor of the SCAN reply k into cur (cursor_next()).  Returns 1 for
+ * another page, 0 at the end, or -1 with lr->l's failure set.
+ */
+static int
+list_cursor_next(struct list_run *lr, struct conn *c, struct cursor *cur,
+    const redisReply *k)
+{
+	char shown[48];
+
+	switch (cursor_next(cur, k->str, k->len)) {
+	case CURSOR_MORE:
+		return (1);
+	case CURSOR_END:
+		return (0);
+	case CURSOR_BAD:
+		log_sanitize(shown, sizeof(shown), k->str, k->len);
+		lock_failed(lr->l, EXIT_PROTOCOL, "list: %s returned a bad "
+		    "SCAN cursor '%s'", conn_display(c), shown);
+		break;
+	case CURSOR_AGAIN:
+		lock_failed(lr->l, EXIT_PROTOCOL, "list: %s returned SCAN "
+		    "cursor '%.*s' again: the scan would loop",
+		    conn_display(c), (int)k->len, k->str);
+		break;
+	case CURSOR_ENDLESS:
+		lock_failed(lr->l, EXIT_PROTOCOL, "list: %s: SCAN did not end "
+		    "after %d calls", conn_display(c), CURSOR_MAX_CALLS);
+		break;
+	}
+	return (-1);
+}
+
+/* One SCAN reply r (result: conn_command()'s): its page of keys listed. */
+static int
+list_scan_page(struct list_run *lr, size_t server, struct conn *c,
+    int result, const redisReply *r)
+{
+	struct list_page	pg;
+	size_t			start, next;
+	int			rc = 0;
+
+	if (result != CONN_OK) {
+		lock_failed(lr->l, conn_exit_code(result), "%s",
+		    conn_error(c));
+		return (conn_exit_code(result));
+	}
+	list_page_fill(&pg, r->element[1]);
+	for (start = 0; rc == 0 && start < pg.n; start = next)
+		rc = list_call(lr, server, c, &pg, start, &next);
+	list_page_free(&pg);
+	return (rc);
+}
+
+/*
+ * Every page of SCAN on c, for the server-th URL, until the cursor comes
+ * back 0 (list_cursor_next says when it never would).  0 or an exit code.
+ */
 static int
 list_scan(struct list_run *lr, size_t server, struct conn *c,
     const char *glob)
 {
 	const char		*argv[6] = { "SCAN", NULL, "MATCH", glob, "COUNT",
 				    LIST_SCAN_COUNT };
-	size_t			 lens[6], i, start, next;
-	char			*cursor = xstrdup("0");
+	struct cursor		 cur;
+	char			 sent[24];
+	size_t			 lens[6], i;
 	redisReply		*r;
-	struct list_page	 pg;
-	int			 result, rc = 0;
+	int			 result, rc, more = 0;
 
+	cursor_start(&cur);
 	do {
-		argv[1] = cursor;
+		(void)snprintf(sent, sizeof(sent), "%llu",
+		    (unsigned long long)cur.value);
+		argv[1] = sent;
 		for (i = 0; i < 6; i++)
 			lens[i] = strlen(argv[i]);
 		r = NULL;
 		result = conn_command(c, 6, argv, lens, 0, &r);
 		lr->commands++;
-		if (result != CONN_OK) {
-			lock_failed(lr->l, conn_exit_code(result), "%s",
-			    conn_error(c));
-			rc = conn_exit_code(result);
-		} else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		if (result == CONN_OK && (r->type != REDIS_REPLY_ARRAY ||
+		    r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING ||
-		    r->element[1]->type != REDIS_REPLY_ARRAY) {
+		    r->element[1]->type != REDIS_REPLY_ARRAY)) {
 			lock_failed(lr->l, EXIT_PROTOCOL, "%s: unexpected "
 			    "reply to SCAN", conn_display(c));
 			rc = EXIT_PROTOCOL;
-		} else {
-			list_page_fill(&pg, r->element[1]);
-			for (start = 0; rc == 0 && start < pg.n; start = next)
-				rc = list_call(lr, server, c, &pg, start,
-				    &next);
-			list_page_free(&pg);
-			free(cursor);
-			cursor = xstrdup(r->element[0]->str);
-		}
+		} else if (result == CONN_OK && (more = list_cursor_next(lr, c,
+		    &cur, r->element[0])) == -1)
+			rc = EXIT_PROTOCOL;
+		else
+			rc = list_scan_page(lr, server, c, result, r);
 		if (r != NULL)
 			freeReplyObject(r);
-	} while (rc == 0 && strcmp(cursor, "0") != 0);
-	free(cursor);
+	} while (rc == 0 && more);
 	return (rc);
 }
 

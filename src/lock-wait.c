@@ -437,3 +437,21 @@ lock_ride_out(struct lock *l, int rc, int64_t deadline_ns, int last)
 	l->fail.text[0] = '\0';
 	return (0);
 }
+
+/* -v: say who holds the lock we wait for, once per holder. */
+void
+lock_say_waiting(struct lock *l)
+{
+	char	desc[512];
+
+	/* Not for nothing: the holder's "since" costs a time zone lookup. */
+	if (!l->holder_changed || log_verbosity < 1)
+		return;
+	l->holder_changed = 0;
+	lock_describe_holder(l, desc, sizeof(desc));
+	log_info("waiting for lock '%s', held by %s%s", l->spec.key, desc,
+	    l->said_no_cancel == 1 ? ", which --cancel-running does not stop "
+	    "(not an older run of --queue latest)" : "");
+	if (l->said_no_cancel == 1)
+		l->said_no_cancel = 2;	/* once */
+}

@@ -180,6 +180,13 @@ lock_acquired_ns(const struct lock *l)
 	return (l->acquired_ns);
 }
 
+/* When the answer that made the lock ours came in (CLOCK_MONOTONIC). */
+int64_t
+lock_taken_ns(const struct lock *l)
+{
+	return (l->taken_ns);
+}
+
 int64_t
 lock_valid_until_ns(const struct lock *l)
 {
@@ -364,6 +371,34 @@ lock_extended_ttl(const struct lock *l, const struct lock_round *rd)
 }
 
 /*
+ * The extend script on every server: ttl_ms from now (0: the TTL the lock
+ * was taken with), every answer by cap_ns (0: the I/O timeout).  Returns
+ * what the owners answered; *set_ms gets the TTL set.
+ */
+static int
+lock_extend_call(struct lock *l, int64_t ttl_ms, int64_t cap_ns,
+    int64_t *set_ms)
+{
+	struct lock_round	 rd;
+	const char		*argv[4];
+	char			 ttl[32], dflt[32];
+	int			 rc;
+
+	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	(void)snprintf(dflt, sizeof(dflt), "%d", DEFAULT_TTL_MS);
+	argv[0] = l->token;
+	argv[1] = ttl;
+	argv[2] = l->limit_arg;
+	argv[3] = dflt;
+	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
+	rc = lock_owner_answers(l, "extend", &rd);
+	*set_ms = rc == EXIT_OK && ttl_ms == 0 ? lock_extended_ttl(l, &rd) :
+	    ttl_ms;
+	lock_round_free(l, &rd);
+	return (rc);
+}
+
+/*
  * Extend to ttl_ms from now, if we still hold the lock on a majority;
  * ttl_ms 0 is the TTL the lock was taken with.  cap_ns bounds the whole
  * call (a renewal must not outlive the validity).
@@ -371,31 +406,18 @@ lock_extended_ttl(const struct lock *l, const struct lock_round *rd)
 int
 lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 {
-	struct lock_round	 rd;
-	const char		*argv[4];
-	char			 ttl[32], dflt[32];
-	int64_t			 start = clock_mono_ns();
-	int			 rc;
+	int64_t	start = clock_mono_ns();
+	int	rc;
 
 	/* Nothing may outlast the validity this extension would give. */
 	if (ttl_ms > 0)
 		cap_ns = clock_sooner(cap_ns, lock_cap_ns(start, ttl_ms));
-	(void)snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	(void)snprintf(dflt, sizeof(dflt), "%d", DEFAULT_TTL_MS);
-	argv[0] = l->token;
-	argv[1] = ttl;
-	argv[2] = l->limit_arg;
-	argv[3] = dflt;
 	/*
 	 * Every answer counted came before cap_ns (the poll loop's deadlines
 	 * never pass it), so a majority that confirmed did so while the lock
 	 * was still valid, even if a frozen server held the round up.
 	 */
-	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
-	rc = lock_owner_answers(l, "extend", &rd);
-	if (rc == EXIT_OK && ttl_ms == 0)
-		ttl_ms = lock_extended_ttl(l, &rd);
-	lock_round_free(l, &rd);
+	rc = lock_extend_call(l, ttl_ms, cap_ns, &ttl_ms);
 	if (rc == EXIT_OK) {
 		if (lock_wait_replicas(l, cap_ns > 0 ? cap_ns :
 		    lock_cap_ns(start, ttl_ms)) == -1)
@@ -407,4 +429,19 @@ lock_extend(struct lock *l, int64_t ttl_ms, int64_t cap_ns)
 		    lock_drift_ms(ttl_ms));
 	}
 	return (rc);
+}
+
+/*
+ * --min-hold's keep, once nothing runs under the lock any more: its TTL
+ * set to ttl_ms, the rest of the hold.  Not a renewal: there is no
+ * validity to stay within, so the call gets the I/O timeout as a release
+ * does, however few milliseconds are left to keep (a cap counted from
+ * those would end before the request is sent).  No WAIT for replicas
+ * either: one that missed the keep still has the lock with the TTL it
+ * had.
+ */
+int
+lock_linger(struct lock *l, int64_t ttl_ms)
+{
+	return (lock_extend_call(l, ttl_ms, 0, &ttl_ms));
 }

@@ -110,6 +110,7 @@ void	 lock_close(struct lock *);
 int	 lock_acquire(struct lock *);
 int	 lock_release(struct lock *);
 int	 lock_extend(struct lock *, int64_t, int64_t);
+int	 lock_linger(struct lock *, int64_t);
 int	 lock_status(struct lock *, struct lock_state *);
 int	 lock_force_release(struct lock *, struct lock_holder **, size_t *,
 	     size_t *);
@@ -122,6 +123,7 @@ const char *lock_token(const struct lock *);
 int64_t	 lock_fence(const struct lock *);
 int64_t	 lock_ttl_ms(const struct lock *);
 int64_t	 lock_acquired_ns(const struct lock *);
+int64_t	 lock_taken_ns(const struct lock *);
 int64_t	 lock_valid_until_ns(const struct lock *);
 int	 lock_not_owner(const struct lock *);
 void	 lock_describe_holder(const struct lock *, char *, size_t);

@@ -32,9 +32,10 @@
  *                     loop): connect, TLS (tls.c), name
  *                     lookups, Sentinel and Cluster as states of one poll
  *                     loop, reply bounds (private: conn-impl.h)
- *   url.c, duration.c, clock.c, token.c, log.c, xmalloc.c, keyslot.c,
- *   signame.c, endsig.c, json.c, sha1.c: small parts with no state;
- *   mask.c (mask.h): a command as a holder records it, secrets masked
+ *   url.c, duration.c, cursor.c, clock.c, token.c, log.c, xmalloc.c,
+ *   keyslot.c, signame.c, endsig.c, json.c, sha1.c: small parts with no
+ *   state; mask.c (mask.h): a command as a holder records it, secrets
+ *   masked
  */
 
 #ifndef REDLOCK_H
@@ -123,6 +124,30 @@ int	 duration_parse(const char *, int64_t *, const char **);
 void	 duration_format(int64_t, char *, size_t);
 void	 duration_span(int64_t, char *, size_t);
 
+/* cursor.c */
+/*
+ * SCAN calls one scan may take before it is taken for one that never
+ * ends.  A real one needs about one call per 1000 keys, or per 10,000
+ * buckets of a sparse table: room for billions of keys.
+ */
+#define CURSOR_MAX_CALLS	10000000
+struct cursor {
+	uint64_t	value;		/* the one to send next */
+	uint64_t	mark;		/* one seen, that must not come back */
+	uint64_t	steps;		/* since mark was taken */
+	uint64_t	power;		/* steps before the next mark */
+	uint64_t	calls;
+};
+enum cursor_verdict {
+	CURSOR_MORE,		/* go on with cur->value */
+	CURSOR_END,		/* 0: the scan is over */
+	CURSOR_BAD,		/* not a decimal number of 64 bits */
+	CURSOR_AGAIN,		/* one seen before: it would loop */
+	CURSOR_ENDLESS		/* CURSOR_MAX_CALLS reached */
+};
+void	 cursor_start(struct cursor *);
+enum cursor_verdict cursor_next(struct cursor *, const char *, size_t);
+
 /* number.c */
 int	 number_parse(const char *, long long, long long, long long *,
 	     const char **);
@@ -134,6 +159,9 @@ void	 clock_sleep_ns(int64_t);
 void	 clock_sleep_masked_ns(int64_t, const sigset_t *);
 int64_t	 clock_sooner(int64_t, int64_t);
 int64_t	 clock_ms_to_ns(int64_t);
+/* The longest poll() of clock_poll_ms(): an hour, far under INT_MAX ms. */
+#define CLOCK_POLL_MAX_MS	3600000
+int	 clock_poll_ms(int64_t);
 
 /* token.c */
 void	 token_new(char [TOKEN_HEX_LEN + 1]);

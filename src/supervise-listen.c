@@ -81,9 +81,8 @@ supervise_listen_wait(struct supervisor *s, int64_t wake_ns)
 	if (is_listening)
 		n += lock_listen_poll(s->lock, s->pfd + 1, s->npfd - 1,
 		    &wait_ns);
-	/* Round up so that we never wake just before a deadline. */
-	if (poll(s->pfd, n, wait_ns == -1 ? -1 :
-	    (int)((wait_ns + 999999) / 1000000)) == -1)
+	/* Woken early by clock_poll_ms()'s cap, the caller waits again. */
+	if (poll(s->pfd, n, clock_poll_ms(wait_ns)) == -1)
 		return (-1);	/* EINTR */
 	if (is_listening)
 		switch (lock_listen_events(s->lock, s->pfd + 1, n - 1)) {

@@ -14,6 +14,8 @@
 #include "supervise-impl.h"
 
 static void	 supervise_release_failed(struct supervisor *, int);
+static int64_t	 supervise_min_hold_left_ms(const struct supervisor *,
+		     int64_t);
 
 /*
  * Give the lock back, or with --min-hold keep it for the rest by
@@ -23,7 +25,7 @@ static void	 supervise_release_failed(struct supervisor *, int);
 void
 supervise_release(struct supervisor *s)
 {
-	int64_t	now = clock_mono_ns(), held_ms, rest_ms;
+	int64_t	now = clock_mono_ns(), rest_ms;
 	int	rc;
 
 	if (s->tty_fd != -1)
@@ -41,23 +43,35 @@ supervise_release(struct supervisor *s)
 		return;		/* someone else's lock now: hands off */
 	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
 		return;		/* expired: nothing of ours is left */
-	held_ms = (now - lock_acquired_ns(s->lock)) / 1000000;
-	rest_ms = s->opts->min_hold_ms - held_ms;
-	if (!s->is_lost && rest_ms > 0) {
-		rc = lock_extend(s->lock, rest_ms, 0);
-		if (rc == EXIT_OK)
-			log_info("keeping lock '%s' for %lldms more "
-			    "(--min-hold)", lock_name(s->lock),
-			    (long long)rest_ms);
-	} else
-		rc = lock_release(s->lock);
+	rest_ms = s->is_lost ? 0 : supervise_min_hold_left_ms(s, now);
+	rc = rest_ms > 0 ? lock_linger(s->lock, rest_ms) :
+	    lock_release(s->lock);
 	if (!s->is_lost)
-		s->held_until_ns = clock_mono_ns() + (rc == EXIT_OK &&
-		    rest_ms > 0 ? clock_ms_to_ns(rest_ms) : 0);
-	if (rc == EXIT_OK && rest_ms <= 0)
+		s->held_until_ns = rc == EXIT_OK && rest_ms > 0 ?
+		    now + clock_ms_to_ns(rest_ms) : clock_mono_ns();
+	if (rc == EXIT_OK && rest_ms > 0)
+		log_info("keeping lock '%s' for %lldms more (--min-hold)",
+		    lock_name(s->lock), (long long)rest_ms);
+	else if (rc == EXIT_OK)
 		log_info("released lock '%s'", lock_name(s->lock));
-	else if (rc != EXIT_OK)
+	else
 		supervise_release_failed(s, rc);
+}
+
+/*
+ * What is left of --min-hold at now, in milliseconds rounded up.  It
+ * counts from the take, the answer that made the lock ours, not from
+ * when that attempt was sent (for a run that waited, the start of its
+ * wait): the server granted the lock before we heard of it, so the lock
+ * stays at least --min-hold after it was granted.
+ */
+static int64_t
+supervise_min_hold_left_ms(const struct supervisor *s, int64_t now)
+{
+	int64_t left_ns = lock_taken_ns(s->lock) +
+	    clock_ms_to_ns(s->opts->min_hold_ms) - now;
+
+	return (left_ns > 0 ? (left_ns + 999999) / 1000000 : 0);
 }
 
 /*
@@ -99,8 +113,9 @@ supervise_audit(const struct supervisor *s)
 	char	waited[32], held[32], how[64];
 
 	duration_span(s->opts->waited_ms, waited, sizeof(waited));
-	duration_span((s->held_until_ns - lock_acquired_ns(s->lock)) /
-	    1000000, held, sizeof(held));
+	/* From the take: the wait before it is "waited". */
+	duration_span((s->held_until_ns - lock_taken_ns(s->lock)) / 1000000,
+	    held, sizeof(held));
 	if (s->code_sig != 0)
 		(void)snprintf(how, sizeof(how), "killed by SIG%s",
 		    signame_name(s->code_sig));

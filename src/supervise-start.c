@@ -243,8 +243,10 @@ supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
 	for (;;) {
 		if ((left = until_ns - clock_mono_ns()) < 0)
 			left = 0;
-		ready = poll(&pfd, 1, (int)((left + 999999) / 1000000));
-		if (ready == -1 && errno == EINTR)
+		ready = poll(&pfd, 1, clock_poll_ms(left));
+		/* Interrupted, or woken by clock_poll_ms()'s cap. */
+		if ((ready == -1 && errno == EINTR) ||
+		    (ready == 0 && clock_mono_ns() < until_ns))
 			continue;
 		if (ready != 1)
 			break;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# Durations: 250ms, 30s, 5m, 1h, 1.5s, a bare number of seconds.  Bad ones
-# are usage errors (64) naming the option and the value.
+# Durations: 250ms, 30s, 5m, 1h, 1d, 1.5s, sums as systemd writes them
+# (1h30m, 2min, 1h 30m), a bare number of seconds.  Bad ones are usage
+# errors (64) naming the option and the value; up to 365 days work.
 
 load helpers
 
@@ -18,24 +19,30 @@ setup() {
 }
 
 # Bad values and the reason every duration option gives for them.
+UNITS='unknown unit (us, ms, s, m, h, d or w)'
 BAD_CASES=(
 	''			'empty'
 	'-1'			'negative'
 	'-0'			'negative'
+	'1h -5m'		'negative'
 	'abc'			'not a number'
-	'1.5x'			'unknown unit (ms, s, m or h)'
-	'1e3'			'unknown unit (ms, s, m or h)'
-	'0x10'			'unknown unit (ms, s, m or h)'
+	'1.5x'			"$UNITS"
+	'1e3'			"$UNITS"
+	'0x10'			"$UNITS"
 	'inf'			'not a number'
 	'nan'			'not a number'
 	' 5'			'not a number'
 	'+5'			'not a number'
-	'5 s'			'unknown unit (ms, s, m or h)'
-	'5S'			'unknown unit (ms, s, m or h)'
-	'1h30m'			'unknown unit (ms, s, m or h)'
-	'1.5.5'			'unknown unit (ms, s, m or h)'
+	'1h x'			'not a number'
+	'5 s'			'a number without a unit in a sum'
+	'1h30'			'a number without a unit in a sum'
+	'1h '			'trailing blank'
+	'5S'			"$UNITS"
+	'1y'			"$UNITS"
+	'1.5.5'			"$UNITS"
 	'ms'			'not a number'
 	'99999999999999h'	'too large'
+	'11575d'		'too large'
 	'99999999999999999999999999'	'too large'
 	'0.0001'		'below 1ms'
 	'0.5ms'			'below 1ms'
@@ -74,7 +81,7 @@ check_bad() {
 	run --separate-stderr redlock-cli acquire k --ttl=1.5x
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: invalid --ttl '1.5x': unknown unit (ms, s, m or h)"
+	assert_stderr_line "redlock-cli: invalid --ttl '1.5x': $UNITS"
 }
 
 @test "a TTL under 10ms, zero included, exits 64 naming the minimum" {
@@ -174,6 +181,15 @@ check_bad() {
 		0.5	250	500
 		1.25	1000	1250
 		90s	85000	90000
+		90	85000	90000
+		1h30m	5390000	5400000
+		'1h 30m'	5390000	5400000
+		2min	110000	120000
+		1d	86390000	86400000
+		1.5h	5390000	5400000
+		'1h 1m 1s'	3650000	3661000
+		1w	604790000	604800000
+		365d	31535990000	31536000000
 	)
 	local ci v lo hi t failed=''
 	for ((ci = 0; ci < ${#cases[@]}; ci += 3)); do
@@ -196,7 +212,7 @@ check_bad() {
 
 @test "good durations are accepted by every duration option" {
 	local v failed=''
-	for v in 250ms 1.5s 2m 1h 3 0.5; do
+	for v in 250ms 1.5s 2m 1h 3 0.5 1h30m '1m 30s' 2min; do
 		redis_flush
 		run --separate-stderr redlock-cli --connect-timeout "$v" \
 		    --io-timeout "$v" acquire k -w "$v" -t 2h
@@ -235,4 +251,67 @@ check_bad() {
 		[ "$status" -eq 1 ] || fail "-w ${v%%:*}: exit $status"
 		assert_busy_line k "${v#*:}"
 	done
+}
+
+@test "sums and systemd's spellings of the units are accepted by every duration option" {
+	local v failed=''
+	for v in 1h30m '1h 30m' 2min 1d 1.5s 90 '1m 30s' 1week 2hours 1hr \
+	    30sec 250msec 250000usec; do
+		redis_flush
+		run --separate-stderr redlock-cli --io-timeout "$v" acquire k \
+		    -w "$v" -t "$v"
+		[ "$status" -eq 0 ] || failed+=$'\n'"  acquire '$v': $stderr"
+		run --separate-stderr redlock-cli run k2 -t 2w --renew "$v" \
+		    --kill-after "$v" --min-hold "$v" -- true
+		[ "$status" -eq 0 ] || failed+=$'\n'"  run '$v': $stderr"
+	done
+	[ -z "$failed" ] || fail "failing cases:$failed"
+}
+
+@test "a 365-day TTL works for acquire, status, extend, run and release" {
+	local tok t
+	run -0 --separate-stderr redlock-cli acquire k -t 365d --json
+	tok=$(json_field token)
+	tok=${tok//\"/}
+	assert_equal "$(json_field ttl_ms)" 31536000000
+	t=$(rcli main PTTL k)
+	((t > 31535990000 && t <= 31536000000)) || fail "PTTL $t"
+	run -0 --separate-stderr redlock-cli status k --json
+	t=$(json_field ttl_ms)
+	((t > 31535990000 && t <= 31536000000)) || fail "status ttl_ms $t"
+	run -0 --separate-stderr redlock-cli extend k --token "$tok" -t 365d
+	run -0 --separate-stderr redlock-cli release k --token "$tok"
+	refute_key main k
+	# A run's child sees the TTL, and the run ends with its command.
+	run -0 --separate-stderr timeout 20 redlock-cli --connect-timeout 365d \
+	    --io-timeout 365d --wait-timeout 365d run k -t 365d --renew 100d \
+	    --kill-after 365d -w 365d -- \
+	    sh -c 'echo "$REDLOCK_TTL_MS"'
+	assert_output 31536000000
+	refute_key main k
+	# --min-hold of 365 days keeps it that long.
+	run -0 --separate-stderr timeout 20 redlock-cli run k -t 1s \
+	    --min-hold 365d -- true
+	t=$(rcli main PTTL k)
+	((t > 31535990000 && t <= 31536000000)) || fail "--min-hold PTTL $t"
+}
+
+@test "a 100-day run renews on its schedule: no wait in it overflows poll's milliseconds" {
+	# Its renewal is 33 days away, past poll()'s 24.8 days of int
+	# milliseconds.  Under libfaketime a million times faster, 33 days
+	# pass in 2.9 s; the command, without libfaketime, runs 5 real
+	# seconds (58 days), so a renewal must come, and the lock be kept.
+	need faketime
+	build_is_static && skip "libfaketime cannot reach a static executable"
+	faketime -f '+0 x1000000' redlock-cli --version >/dev/null 2>&1 ||
+	    skip "this build does not run under faketime"
+	skip_if_slow
+	run --separate-stderr timeout 30 faketime -f '+0 x1000000' \
+	    redlock-cli -v -v --connect-timeout 10d --io-timeout 10d \
+	    run k -t 2400h -- env -u LD_PRELOAD -u FAKETIME sleep 5
+	assert_success
+	printf '%s\n' "$stderr" | grep -qx "redlock-cli: renewed lock 'k'" ||
+	    fail "no renewal in 58 days of a 100-day lock: $stderr"
+	printf '%s\n' "$stderr" | grep -q "lost" && fail "$stderr"
+	refute_key main k
 }

@@ -162,7 +162,7 @@ setup() {
 	run --separate-stderr redlock-cli extend k --token "$output" -t 10x
 	assert_failure 64
 	assert_output ''
-	assert_stderr_line "redlock-cli: invalid --ttl '10x': unknown unit (ms, s, m or h)"
+	assert_stderr_line "redlock-cli: invalid --ttl '10x': unknown unit (us, ms, s, m, h, d or w)"
 	local t
 	t=$(pttl k)
 	((t <= 5000)) || fail "PTTL $t"

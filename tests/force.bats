@@ -100,6 +100,23 @@ teardown() { stop_bg_jobs; }
 	    "$BATS_TEST_TMPDIR/job.err" || fail "$(cat "$BATS_TEST_TMPDIR/job.err")"
 }
 
+@test "release --force stops a holding run with a 100-day TTL at once too" {
+	# Its waits are weeks long, past poll()'s int milliseconds: the
+	# force must still wake it.
+	local t0 elapsed
+	start_bg job run k -t 100d -- sleep 60
+	wait_until key_exists main k
+	sleep 0.3	# listening by now
+	t0=$(now_ms)
+	run -0 --separate-stderr redlock-cli release k --force
+	wait_bg "$BG_PID"
+	elapsed=$(($(now_ms) - t0))
+	assert_equal "$BG_STATUS" 75
+	((elapsed < 1500)) || fail "the run exited $elapsed ms after the force"
+	grep -qx "redlock-cli: lock 'k' was force-released by $(hostname) (pid [0-9]*); sending SIGTERM to the command" \
+	    "$BATS_TEST_TMPDIR/job.err" || fail "$(cat "$BATS_TEST_TMPDIR/job.err")"
+}
+
 @test "a release --force after the command itself exited keeps its exit status" {
 	start_bg job run k -t 30s -- sh -c "(exec >/dev/null 2>&1; $(hold_until_cmd "$BATS_TEST_TMPDIR/stop")) & exit 4"
 	wait_until key_exists main k

@@ -218,7 +218,7 @@ global options (before or after the command):
 
 URL: redis://[[user]:pass@]host[:port][/db], rediss://..., unix:///path[?db=N],
      redis+cluster://h1:p1,h2:p2, redis-sentinel://h1:p1,h2:p2/master
-DUR: 250ms, 30s, 5m, 1h, 1.5s; a bare number is seconds
+DUR: 250ms, 30s, 5m, 1h, 1d, 1.5s, 1h30m, 1h 30m; a bare number is seconds
 
 see 'redlock-cli help COMMAND' for the options of a command, and redlock-cli(1)
 for the exit status and the environment

@@ -200,7 +200,7 @@ synopsis_options() {
 	    "is a mutex: it cannot be used with --limit" \
 	    "is a semaphore: use --limit" \
 	    ", not a lock" \
-	    "invalid --ttl '1.5x': unknown unit (ms, s, m or h)" \
+	    "invalid --ttl '1.5x': unknown unit (us, ms, s, m, h, d or w)" \
 	    "quorum not reached (" \
 	    "replicas acknowledged it within" \
 	    "warning: --insecure: the server's certificate is not verified" \

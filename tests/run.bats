@@ -318,6 +318,66 @@ clients_at_least() { [ "$(rcli main CLIENT LIST | wc -l)" -ge "$1" ]; }
 	    fail "no --min-hold line in: $stderr"
 }
 
+@test "run --min-hold 3s after a wait keeps the lock 3s from when it was taken, not from when it asked" {
+	skip_if_slow
+	local go="$BATS_TEST_TMPDIR/go" go_at gone_at kept
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	wait_until key_exists main k
+	start_bg waiter -v run k -w 10s --min-hold 3s -- true
+	wait_until clients_at_least 3
+	sleep 1.5
+	go_at=$(now_ms)
+	touch "$go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	# The take came after go_at: the key stays 3 s from then at least.
+	WAIT_TRIES=200 wait_until key_gone main k
+	gone_at=$(now_ms)
+	(( gone_at - go_at >= 2950 )) ||
+	    fail "held $(( gone_at - go_at )) ms after the holder let go"
+	(( gone_at - go_at < 6000 )) ||
+	    fail "held $(( gone_at - go_at )) ms after the holder let go"
+	kept=$(sed -n "s/^redlock-cli: keeping lock 'k' for \([0-9]*\)ms more (--min-hold)\$/\1/p" \
+	    "$BATS_TEST_TMPDIR/waiter.err")
+	[ -n "$kept" ] && (( kept > 2500 && kept <= 3000 )) ||
+	    fail "kept '$kept': $(cat "$BATS_TEST_TMPDIR/waiter.err")"
+}
+
+@test "run -v after a wait says how long it held the lock from the take, not from the first try" {
+	skip_if_slow
+	local go="$BATS_TEST_TMPDIR/go"
+	start_bg holder run k -- sh -c "$(hold_until_cmd "$go")"
+	wait_until key_exists main k
+	start_bg waiter -v run k -w 10s -- true
+	wait_until clients_at_least 3
+	sleep 1.5
+	touch "$go"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	# true takes milliseconds; the wait took 1.5 s and is "waited".
+	grep -qE "^redlock-cli: run 'k' done: fence [0-9]+, waited 1\.[0-9]s, held [0-9]+ms, exit 0\$" \
+	    "$BATS_TEST_TMPDIR/waiter.err" ||
+	    fail "$(cat "$BATS_TEST_TMPDIR/waiter.err")"
+}
+
+@test "run --min-hold that ends a few ms after the command still keeps the lock for them, and never warns" {
+	skip_if_slow
+	local x d t failed=''
+	# The command ends at every millisecond of --min-hold: some runs
+	# have 1-3 ms of it left, too little for a timeout counted from it.
+	for ((x = 0; x < 100; x++)); do
+		printf -v d '0.%03d' "$x"
+		run --separate-stderr redlock-cli run k --min-hold 100ms -- \
+		    sleep "$d"
+		[ "$status" -eq 0 ] && [ -z "$stderr" ] ||
+		    failed+=$'\n'"  sleep $d: exit $status: $stderr"
+		t=$(rcli main PTTL k)
+		((t <= 100)) || failed+=$'\n'"  sleep $d: PTTL $t after the run"
+		redis_flush
+	done
+	[ -z "$failed" ] || fail "failing runs:$failed"
+}
+
 @test "run --jitter 1s sleeps between 0 and 1s before taking the lock" {
 	skip_if_slow
 	local i start took slept total=0

@@ -101,14 +101,19 @@ hiredis_is_1x() {
 # expect CODE ERE [redlock-cli args...]: run redlock-cli against the fake
 # and check the exit status, that stdout is empty, that stderr is exactly
 # one line "redlock-cli: " + ERE, and the time bound.  CASE names the case
-# in failure messages.
+# in failure messages.  With HANG_S set, a case that could loop for ever
+# is stopped after HANG_S seconds, and fails, rather than hold the suite up.
 expect() {
 	local code=$1 re=$2 t0 lines
+	local -a guard=()
 	shift 2
+	[ -z "${HANG_S:-}" ] || guard=(timeout -k 1 "$HANG_S")
 	t0=$(now_ms)
-	run --separate-stderr limited redlock-cli -u "unix://$SOCK" \
-	    --io-timeout "${IO_MS}ms" "$@"
+	run --separate-stderr limited "${guard[@]}" redlock-cli \
+	    -u "unix://$SOCK" --io-timeout "${IO_MS}ms" "$@"
 	ELAPSED=$(($(now_ms) - t0))
+	[ -z "${HANG_S:-}" ] || { [ "$status" -ne 124 ] && [ "$status" -ne 137 ]; } ||
+	    fail "${CASE-}: still running after ${HANG_S}s; stderr: $stderr"
 	[ "$status" -lt 128 ] ||
 	    fail "${CASE-}: crashed, status $status; stderr: $stderr"
 	[[ $stderr != *"Out of memory"* ]] ||
@@ -168,6 +173,51 @@ acquire_case() {
 	bad_start -r $'*8\r\n*1\r\n*2\r\n:1\r\n:1\r\n*0\r\n:1\r\n:0\r\n:0\r\n$9\r\nexclusive\r\n$3\r\nany\r\n*0\r\n'
 	expect 76 "$S: unexpected reply to status: expected token and TTL for each holder, got array" \
 	    status k
+}
+
+# scan_reply VAR CURSOR: VAR = a SCAN reply with CURSOR and no keys (not
+# through $(...), which would cut the final \n).
+scan_reply() { printf -v "$1" '*2\r\n$%d\r\n%s\r\n*0\r\n' "${#2}" "$2"; }
+
+@test "list against a server whose SCAN cursor is not a number: exit 76 at once, one line naming it" {
+	local c r HANG_S=30
+	for c in abc -1 '' 1.5 ' 7' 12x 0x10 18446744073709551616 \
+	    99999999999999999999999; do
+		CASE="cursor '$c'"
+		scan_reply r "$c"
+		bad_start -r "$r"
+		expect 76 "list: $S returned a bad SCAN cursor '$(printf '%s' "$c" |
+		    sed 's/[][\.*^$+?(){}|]/\\&/g')'" list
+	done
+	CASE='cursor with an escape sequence'
+	scan_reply r $'\e[2J'
+	bad_start -r "$r"
+	expect 76 "list: $S returned a bad SCAN cursor '\\?\\[2J'" list
+}
+
+@test "list against a server that returns the same SCAN cursor again: exit 76 at once instead of scanning for ever" {
+	local r f HANG_S=30
+	CASE='the same cursor every time'
+	scan_reply r 123
+	bad_start -r "$r"
+	expect 76 "list: $S returned SCAN cursor '123' again: the scan would loop" \
+	    list
+	CASE='a first cursor, then another one for ever'
+	scan_reply f 5
+	scan_reply r 18446744073709551615
+	bad_start -f 1 -F "$f" -r "$r"
+	expect 76 "list: $S returned SCAN cursor '18446744073709551615' again: the scan would loop" \
+	    list
+	# A scan that ends (cursor 0) is not bad: nothing is listed.
+	CASE='a cursor, then 0'
+	scan_reply f 17
+	scan_reply r 0
+	bad_start -f 1 -F "$f" -r "$r"
+	run --separate-stderr timeout 5 redlock-cli -u "unix://$SOCK" \
+	    --io-timeout "${IO_MS}ms" list
+	assert_success
+	assert_output ''
+	[ -z "$stderr" ] || fail "$stderr"
 }
 
 @test "not RESP, negative lengths, RESP3, nesting too deep: exit 76 at once" {

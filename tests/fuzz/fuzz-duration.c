@@ -19,8 +19,10 @@ int	 LLVMFuzzerInitialize(int *, char ***);
 int	 LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static const char *fuzz_reasons[] = {
-	"empty", "negative", "not a number", "unknown unit (ms, s, m or h)",
-	"too large", "below 1ms", NULL
+	"empty", "negative", "not a number",
+	"unknown unit (us, ms, s, m, h, d or w)",
+	"a number without a unit in a sum", "trailing blank", "too large",
+	"below 1ms", NULL
 };
 
 static void

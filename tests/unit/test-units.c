@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the pure parts: durations, whole numbers, URLs, key slots
- * and companion keys, SHA-1, signal names; the masking of recorded
- * commands in test-mask.c.  Run by tests/unit.bats; prints "N passed,
+ * Unit tests of the pure parts: durations, poll()'s timeouts, SCAN
+ * cursors, whole numbers, URLs, key slots and companion keys, SHA-1,
+ * signal names; the masking of recorded commands in test-mask.c.  Run by
+ * tests/unit.bats; prints "N passed,
  * M failed" and exits non-zero on any failure.
  */
 
@@ -13,6 +14,8 @@
 
 #include "../../src/redlock.h"
 #include "unit.h"
+
+#define DURATION_UNITS	"unknown unit (us, ms, s, m, h, d or w)"
 
 int passed, failed;
 
@@ -28,15 +31,47 @@ test_durations(void)
 		{ "5m", 300000, NULL }, { "1h", 3600000, NULL },
 		{ "1.5s", 1500, NULL }, { "3", 3000, NULL },
 		{ "0.25", 250, NULL }, { "0", 0, NULL }, { ".5s", 500, NULL },
-		{ "1.5ms", 1, NULL }, { "", 0, "empty" },
-		{ "-1", 0, "negative" }, { "abc", 0, "not a number" },
+		{ "1.5ms", 1, NULL }, { "1d", 86400000, NULL },
+		{ "1w", 604800000, NULL }, { "1h30m", 5400000, NULL },
+		{ "1h 30m", 5400000, NULL }, { "1h  30m", 5400000, NULL },
+		{ "1h\t30m", 5400000, NULL }, { "2min", 120000, NULL },
+		{ "90", 90000, NULL }, { "1.1s", 1100, NULL },
+		{ "0.29s", 290, NULL }, { "0.29", 290, NULL },
+		{ "1.001h", 3603600, NULL }, { "0.1w", 60480000, NULL },
+		{ "1500us", 1, NULL }, { "2000usec", 2, NULL },
+		{ "3msec", 3, NULL }, { "2sec", 2000, NULL },
+		{ "1second", 1000, NULL }, { "2seconds", 2000, NULL },
+		{ "1minute", 60000, NULL }, { "2minutes", 120000, NULL },
+		{ "1hr", 3600000, NULL }, { "1hour", 3600000, NULL },
+		{ "2hours", 7200000, NULL }, { "1day", 86400000, NULL },
+		{ "2days", 172800000, NULL }, { "1week", 604800000, NULL },
+		{ "2weeks", 1209600000, NULL },
+		{ "1d2h3m4s5ms", 93784005, NULL }, { "30m1h", 5400000, NULL },
+		{ "1.5h 30m 250ms", 7200250, NULL },
+		{ "365d", 31536000000LL, NULL },
+		{ "1000000000000ms", 1000000000000LL, NULL },
+		{ "", 0, "empty" },
+		{ "-1", 0, "negative" }, { "1h -5m", 0, "negative" },
+		{ "abc", 0, "not a number" },
 		{ " 5", 0, "not a number" }, { "+5", 0, "not a number" },
-		{ "1.5x", 0, "unknown unit (ms, s, m or h)" }, { "1e3", 0, "unknown unit (ms, s, m or h)" },
-		{ "0x10", 0, "unknown unit (ms, s, m or h)" }, { "inf", 0, "not a number" },
-		{ "nan", 0, "not a number" }, { "5 s", 0, "unknown unit (ms, s, m or h)" },
-		{ "1.2.3", 0, "unknown unit (ms, s, m or h)" }, { ".", 0, "not a number" },
+		{ "1.5x", 0, DURATION_UNITS }, { "1e3", 0, DURATION_UNITS },
+		{ "0x10", 0, DURATION_UNITS }, { "inf", 0, "not a number" },
+		{ "nan", 0, "not a number" }, { "5S", 0, DURATION_UNITS },
+		{ "1.2.3", 0, DURATION_UNITS }, { ".", 0, "not a number" },
+		{ "1h-5m", 0, "negative" }, { "1M", 0, DURATION_UNITS },
+		{ "1y", 0, DURATION_UNITS }, { "2mins", 0, DURATION_UNITS },
+		{ "1h x", 0, "not a number" }, { "1h .", 0, "not a number" },
+		{ "5 s", 0, "a number without a unit in a sum" },
+		{ "1h30", 0, "a number without a unit in a sum" },
+		{ "1h 30", 0, "a number without a unit in a sum" },
+		{ "1h ", 0, "trailing blank" }, { "5s\t", 0, "trailing blank" },
 		{ "99999999999999h", 0, "too large" },
+		{ "1000000000001ms", 0, "too large" },
+		{ "99999999999999999999999999", 0, "too large" },
+		{ "99999999999999999999999999x", 0, DURATION_UNITS },
+		{ "11575d", 0, "too large" },
 		{ "0.0001", 0, "below 1ms" }, { "0.5ms", 0, "below 1ms" },
+		{ "999us", 0, "below 1ms" },
 		{ NULL, 0, NULL }
 	};
 	const char	*err;
@@ -343,11 +378,96 @@ test_numbers(void)
 	}
 }
 
+/* poll()'s int milliseconds from any wait: rounded up, capped, -1 kept. */
+static void
+test_poll_ms(void)
+{
+	static const struct {
+		int64_t	ns;
+		int	ms;
+	} cases[] = {
+		{ -1, -1 }, { -5, 0 }, { 0, 0 }, { 1, 1 }, { 999999, 1 },
+		{ 1000000, 1 }, { 1000001, 2 }, { 2500000000LL, 2500 },
+		{ 3600000000000LL, CLOCK_POLL_MAX_MS },
+		{ 3600000000001LL, CLOCK_POLL_MAX_MS },
+		/* 24.8 days and more: what (int) made negative or wrapped. */
+		{ 2147483648000000LL, CLOCK_POLL_MAX_MS },
+		{ 2880000000000000LL, CLOCK_POLL_MAX_MS },
+		{ 4294967296500000LL, CLOCK_POLL_MAX_MS },
+		{ 31536000000000000LL, CLOCK_POLL_MAX_MS },
+		{ INT64_MAX, CLOCK_POLL_MAX_MS },
+	};
+	size_t	i;
+	int	ms;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ms = clock_poll_ms(cases[i].ns);
+		CHECK(ms == cases[i].ms, "clock_poll_ms(%lld): %d, want %d",
+		    (long long)cases[i].ns, ms, cases[i].ms);
+	}
+}
+
+/* cursor_next() over a sequence of answers; the verdict of the last. */
+static enum cursor_verdict
+cursor_run(const char *const *answers, uint64_t *value)
+{
+	struct cursor		cur;
+	enum cursor_verdict	v = CURSOR_MORE;
+
+	cursor_start(&cur);
+	for (; *answers != NULL && v == CURSOR_MORE; answers++)
+		v = cursor_next(&cur, *answers, strlen(*answers));
+	*value = cur.value;
+	return (v);
+}
+
+/* SCAN cursors: numbers only, none twice in a loop, a bounded scan. */
+static void
+test_cursors(void)
+{
+	static const char *const bad[] = { "", "abc", "-1", "1.5", " 7", "7 ",
+	    "0x10", "18446744073709551616", "99999999999999999999999", "1e3" };
+	static const char *const end[] = { "17", "4", "0", NULL };
+	static const char *const max[] = { "18446744073709551615", NULL };
+	static const char *const same[] = { "123", "123", NULL };
+	static const char *const two[] = { "5", "7", "5", "7", NULL };
+	static const char *const tail[] = { "1", "2", "3", "4", "5", "6", "7",
+	    "8", "9", "6", "7", "8", "9", "6", "7", "8", "9", "6", "7", "8",
+	    "9", "6", "7", "8", "9", NULL };
+	struct cursor	cur;
+	char		buf[24];
+	uint64_t	value;
+	size_t		i;
+	int		v = CURSOR_MORE;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cursor_start(&cur);
+		CHECK(cursor_next(&cur, bad[i], strlen(bad[i])) == CURSOR_BAD,
+		    "cursor '%s' taken", bad[i]);
+	}
+	CHECK(cursor_run(end, &value) == CURSOR_END, "cursor 0: not the end");
+	CHECK(cursor_run(max, &value) == CURSOR_MORE && value == UINT64_MAX,
+	    "cursor 2^64-1: %llu", (unsigned long long)value);
+	CHECK(cursor_run(same, &value) == CURSOR_AGAIN, "cursor 123 twice");
+	CHECK(cursor_run(two, &value) == CURSOR_AGAIN, "cursors 5 7 5");
+	CHECK(cursor_run(tail, &value) == CURSOR_AGAIN, "cursors 1-9, 6-9...");
+	/* Ever new cursors: stopped at the bound, not before. */
+	cursor_start(&cur);
+	for (i = 1; i <= CURSOR_MAX_CALLS && v == CURSOR_MORE; i++) {
+		(void)snprintf(buf, sizeof(buf), "%zu", i);
+		v = cursor_next(&cur, buf, strlen(buf));
+	}
+	CHECK(v == CURSOR_ENDLESS && i == CURSOR_MAX_CALLS + 1,
+	    "ever new cursors: %d after %zu", v, i - 1);
+}
+
 int
 main(void)
 {
 	test_durations();
 	test_numbers();
+	test_poll_ms();
+	test_cursors();
 	test_urls();
 	test_keyslots();
 	test_sha1_signames();
