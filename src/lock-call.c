@@ -260,7 +260,9 @@ lock_type_clash(struct lock *l)
 	}
 	if (p == NULL)
 		return;
-	log_sanitize(kind, sizeof(kind), p + 15, strlen(p + 15));
+	/* In quorum mode the text joins every server's answer: the kind is
+	 * the first word of the first. */
+	log_sanitize(kind, sizeof(kind), p + 15, strcspn(p + 15, " ;"));
 	code = l->round.code;
 	if (l->spec.mode != LOCK_SEMAPHORE && strcmp(kind, "zset") == 0) {
 		lock_failed(l, code, "lock '%s' is a semaphore: use --limit",

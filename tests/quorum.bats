@@ -578,3 +578,20 @@ lost_on_one() {
 	echo "reader: EVALSHA on q2: $(evalsha_calls q2)"
 	[ "$(evalsha_calls q2)" -lt 20 ]
 }
+
+# Found by the model checker (tests/model/regressions/quorum-force-semaphore.json):
+# the type check read the joined answers of three servers as one kind.
+@test "release --force without --limit on a quorum's semaphore removes every slot, as with one server" {
+	local n
+	for n in 1 2; do
+		run -0 redlock-cli "${U3[@]}" acquire s --limit 2
+	done
+	run --separate-stderr redlock-cli "${U3[@]}" release s --force
+	assert_success
+	[ "$(grep -c "^redlock-cli: lock 's': forced release of " <<<"$stderr")" = 2 ] ||
+	    fail "stderr: $stderr"
+	for n in q1 q2 q3; do
+		refute_key "$n" s
+	done
+	run -0 redlock-cli "${U3[@]}" acquire s --limit 2 -n
+}
