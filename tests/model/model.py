@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The reference model: the contract's promises (../../../shared/CONTRACT.md, cited by line as
-C<n>) as a sequential state machine over a history recorded by runner.py.
+"""The reference model: the promises of the interface contract (CONTRACT.md, the project's shared
+contract, of which the man page is the user's copy; cited by line as C<n>) as a sequential state
+machine over a history recorded by runner.py.
 
 A history is concurrent, but every time in it is on one clock (CLOCK_MONOTONIC), and what a
 client did is bracketed: its request reached the server after it started (invoke) and before
@@ -22,7 +23,7 @@ LEASE = 3.0    # a queued waiter's lease (man page QUEUES): a stopped one may lo
 
 # Each promise: the contract lines it comes from, and what it says.
 PROMISES = {
-    "exclusion": ("C146-C147, C80", "an exclusive holder holds alone; shared holders only beside shared ones"),
+    "exclusion": ("C56, C146-C147", "an exclusive holder holds alone; shared holders only beside shared ones"),
     "semaphore-limit": ("C81", "at most N holders of a --limit N semaphore at once"),
     "fences": ("C79-C80, C160-C161", "a fence is > 0; an exclusive (or semaphore) holder's is larger than "
                "every fence handed out before; a shared holder's is at least every earlier exclusive one's"),
@@ -45,8 +46,8 @@ PROMISES = {
                         "status when it had already exited)"),
     "killed-job-dies": ("C75-C76, C106-C107", "when redlock-cli is SIGKILLed, every process of the job is "
                         "gone within 1 s"),
-    "no-lost-wakeup": ("C57-C59", "no waiter still waits while the lock has been free for more than 1 s"),
-    "wait-deadline": ("C57-C58", "-w DUR fails after DUR (plus the I/O timeout of the attempt under way); "
+    "no-lost-wakeup": ("C58-C59", "no waiter still waits while the lock has been free for more than 1 s"),
+    "wait-deadline": ("C35, C57-C58", "-w DUR fails after DUR (plus the I/O timeout of the attempt under way); "
                       "-n fails at once"),
     "footprint": ("C177-C179", "10 s after the last holder of a name released or expired, only its fence "
                   "counter and records are left"),
