@@ -269,8 +269,8 @@ class Attempt:
         timers = []
         for f in self.sched["faults"]:
             self.sleep_until(f["at"])
-            if self.done.is_set() and f["kind"] not in ("restart", "proxy"):
-                continue
+            if self.done.is_set():
+                break          # every client has ended: nothing left to disturb
             rec = dict(f, t=self.now())
             if f["kind"] in ("kill", "stop"):
                 pid = self.target_pid(f)
