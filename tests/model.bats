@@ -68,6 +68,10 @@ replay() {
 	replay same-order-outdated
 }
 
+@test "regression: an outdated run found after its wait says which order ran, never an empty line" {
+	replay outdated-after-wait-message
+}
+
 @test "regression (open defect): release --force removes a quorum semaphore's slots without --limit" {
 	replay quorum-force-semaphore
 }

@@ -239,6 +239,20 @@ def footprint(m):
             srv, key, pttl, m.h.get("footprint_after", 0)))
 
 
+def messages(m):
+    for c in m.clients:
+        if c.exit in (0, None) or c.hung or c.killed is not None or c.exit < 0:
+            continue
+        if c.cs and "end" in c.cs and c.exit == c.cs["status"]:
+            continue                       # the command's own status: its own business
+        lines = [l.strip() for l in c.raw.get("err", "").splitlines()]
+        said = [l for l in lines if l.startswith("redlock-cli:") and l[len("redlock-cli:"):].strip()]
+        if not said or "redlock-cli:" in lines:
+            yield ("failure-message", "%s exited %d with stderr %r" % (name(c), c.exit, c.raw.get("err", "")[-200:]))
+        elif c.op.verb == "acquire" and c.raw.get("out", "").strip():
+            yield ("failure-message", "%s exited %d with stdout %r" % (name(c), c.exit, c.raw["out"][:200]))
+
+
 def progress(m):
     for c in m.clients:
         if c.hung:
@@ -246,7 +260,7 @@ def progress(m):
 
 
 CHECKS = [replayed, exit_status, supersede, latest_one_waiter, fifo_order, probe_not_queued, cancels,
-          lambda m: forces(m, m.me), killed_jobs, lost_wakeups, deadlines, footprint, progress]
+          lambda m: forces(m, m.me), killed_jobs, lost_wakeups, deadlines, footprint, messages, progress]
 
 
 def run_all(h, me=None):

@@ -51,6 +51,8 @@ PROMISES = {
                       "-n fails at once"),
     "footprint": ("C177-C179", "10 s after the last holder of a name released or expired, only its fence "
                   "counter and records are left"),
+    "failure-message": ("C140, C245-C246", "every failure prints a line `redlock-cli: <what happened>` on "
+                        "stderr, never an empty one, and nothing on stdout"),
     "progress": ("C57", "every client ends (nobody hangs)"),
 }
 
@@ -176,8 +178,8 @@ class Client:
     def depart_ub(self):
         """It had left the queue, and released, by then."""
         t = self.end
-        if self.disturbed():
-            t += LEASE + SLACK
+        if self.disturbed() or self.server_faulted:
+            t += max(LEASE, self.op.ttl) + SLACK   # a dead waiter's lease; a hold whose release failed
         return t
 
     def deadline_bound(self):
@@ -223,7 +225,8 @@ class Model:
                 ev.append((c.last, 1, "end", c))
             if c.op.order is not None and c.exit == 0 and c.cs and c.cs.get("status") == 0 and "end" in c.cs:
                 ev.append((c.cs["end"], 3, "record-written", c))     # possibly from here on
-                ev.append((c.complete, 3, "record-sure", c))         # surely from here on
+                if not c.server_faulted:     # a server down at its end may have missed the write
+                    ev.append((c.complete, 3, "record-sure", c))     # surely from here on
             if c.exit == 81:
                 ev.append((c.complete, 4, "outdated", c))
         return sorted(ev, key=lambda e: (e[0], e[1], e[3].id))
@@ -314,8 +317,11 @@ class Model:
         term = min(cs.get("term", 1e18), cs.get("tterm", 1e18))
         if "end" in cs and cs.get("term", 1e18) > cs["end"]:
             ok.add(cs["status"])                                         # C66, C101-C102
-            if term < 1e18 and not c.forced and c.server_faulted:
-                ok.add(75)          # the lock was lost while what the command left behind ran
+            if term < 1e18 and c.server_faulted:
+                # The lock was lost while what the command left behind ran; a force that came
+                # while the server was out of reach looks the same to the run (its renewal finds
+                # the lock gone before its event connection is back).
+                ok.add(75)
             # A force or a cancel that came before the command's end, whose signal it beat.
             if c.forced and c.forced["t"] < cs["end"]:
                 ok.add(75)

@@ -109,6 +109,9 @@ CASES = [
     ("-w 2 ends after 6 s", "wait-deadline", hist([
         run(0, "k", [], 0.0, 7.0, 0, (0.1, 6.9, 10, 0, None)),
         run(1, "k", ["-w", "2"], 0.5, 6.5, 1)])),
+    ("a failure with an empty message", "failure-message", hist([
+        run(0, "k", ["--order", "5"], 0.0, 1.0, 0, (0.1, 0.9, 10, 0, None)),
+        run(1, "k", ["--order", "4", "--skip-outdated"], 1.5, 1.6, 81, err="redlock-cli: \n")])),
     ("a client hangs", "progress", hist([run(0, "k", [], 0.0, 90.0, -9, hung=True)])),
 ]
 
