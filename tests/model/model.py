@@ -115,7 +115,7 @@ class Client:
                 if self.start is None and c["verb"] == "run" and self.invoke < f["t"] < self.end:
                     self.forced = f          # removed between its take and its command's start
                     break
-                if self.start is not None and f["t"] < self.last and f["complete"] > self.start - JOIN:
+                if self.start is not None and f["t"] < self.end and f["complete"] > self.start - JOIN:
                     self.forced = f
                     break
         # Until when its hold is promised: not after a force named it, nor once a stop of
@@ -300,6 +300,8 @@ class Model:
         if c.killed is not None or long_stop:
             return None     # killed: unknown; paused past its lock (man page CAVEATS): not promised
         ok = {69} if c.server_faulted else set()                         # C236, C247
+        if c.stops:
+            ok.add(69)     # a stopped guardian cannot start the command in the lock's validity (C138-C140)
         if op.verb == "acquire":
             ok |= {0, 1} if op.probe else {0}
             if op.wait is not None: ok.add(1)                            # C57, C233
