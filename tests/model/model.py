@@ -329,6 +329,12 @@ class Model:
                 ok.add(75)
             if any(d.invoke < cs["end"] for d in self.cancellers(c)):
                 ok.add(82)
+            # A stopped guardian hides the command's end from run (only the guardian, its
+            # parent, learns it): a cancel or force meanwhile counts as one before the end.
+            if any(f["who"] == "guardian" and f["t"] - SLACK < cs["end"] < f.get("end", f["t"] + f["dur"]) + SLACK
+                   for f in c.stops):
+                ok.add(75)
+                if self.cancellers(c): ok.add(82)
         elif "term" in cs:
             if c.forced or c.server_faulted: ok.add(75)                  # C72-C74, C172-C176
             if op.latest: ok.add(82)                                     # C130-C133
