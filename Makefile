@@ -401,7 +401,36 @@ clean:
 include tests/fuzz/fuzz.mk
 -include tests/stress/stress.mk
 
-# the randomized model checker (tests/model/README.md); MODEL_SECONDS overrides
-model: redlock-cli
-	tests/model/check --binary ./redlock-cli --seconds $${MODEL_SECONDS:-600} --all
-.PHONY: model
+# The model checker (tests/model/README.md): random schedules of every
+# mode against real servers, under faults, checked against the contract.
+# make model: 10 minutes with a random seed (printed), every nemesis;
+# MODEL_SECONDS, MODEL_SEED, MODEL_SERVERS (1 or 3) and MODEL_NEMESIS
+# (a comma list, all, or none) change it.
+MODEL_SECONDS ?= 600
+MODEL_SERVERS ?= 1
+MODEL_NEMESIS ?= all
+MODEL	= tests/model/check --binary $(BIN)
+model: $(BIN)
+	$(MODEL) --seconds $(MODEL_SECONDS) --servers $(MODEL_SERVERS) --all \
+	    $(if $(filter-out none,$(MODEL_NEMESIS)),--nemesis $(MODEL_NEMESIS)) $(if $(MODEL_SEED),--seed $(MODEL_SEED))
+
+# make model-ci: CI's leg, about 3 minutes: a fixed seed, then a random
+# one (each prints its seed), each on one server and on a quorum of 3,
+# with a mix of nemeses.  MODEL_CI_SEED, MODEL_CI_SECONDS (per run) and
+# MODEL_CI_NEMESIS1/3 (one server / three) change it.  Every run goes on
+# to the end; the target fails if any of them found a violation.
+MODEL_CI_SEED ?= 20261205
+MODEL_CI_SECONDS ?= 20
+MODEL_CI_NEMESIS1 ?= kill,stop,force,restart
+MODEL_CI_NEMESIS3 ?= kill,force,restart,proxy
+model-ci: $(BIN)
+	@rc=0; random=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	for seed in $(MODEL_CI_SEED) $$random; do \
+	    $(MODEL) --seconds $(MODEL_CI_SECONDS) --seed $$seed --servers 1 \
+	        --nemesis $(MODEL_CI_NEMESIS1) --shrink-budget 30 || rc=1; \
+	    $(MODEL) --seconds $(MODEL_CI_SECONDS) --seed $$seed --servers 3 \
+	        --nemesis $(MODEL_CI_NEMESIS3) --shrink-budget 30 || rc=1; \
+	done; \
+	echo "make model-ci: seeds $(MODEL_CI_SEED) (fixed) and $$random (random): $$([ $$rc = 0 ] && echo no violation || echo VIOLATIONS above)"; \
+	exit $$rc
+.PHONY: model model-ci

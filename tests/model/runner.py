@@ -1,55 +1,361 @@
 # SPDX-License-Identifier: MIT
-"""Start throwaway redis-server processes and run redlock-cli clients; record each outcome."""
-import os, socket, subprocess, tempfile, time, shutil
+"""Run a schedule (gen.py) against real servers and record its history.
+
+Servers: throwaway redis-server processes on free loopback ports (never 6379), stopped by PID.
+With the restart nemesis they run with `appendonly yes, appendfsync always`: the contract's
+promises hold across a restart only when the server keeps every write (man page CAVEATS,
+"A server does not forget the locks it held").  With the proxy nemesis, clients reach each
+server through tests/fakes/proxy; the sampler and the operator's force go direct.
+
+The history (a dict) holds, on CLOCK_MONOTONIC seconds from the attempt's start:
+  clients: per client its pid, invoke/complete times, exit status, stderr, its critical section
+           (from cs's log) or, for a manual hold, acquire/extend/release
+  faults:  what the nemesis did, when, to whom (a force with the pids it named)
+  snaps:   the server's view (`list --json`) about every 0.25 s: holders' and waiters' pids
+  quiet:   when the last client ended, for the footprint check (checks.py)."""
+import json, os, re, shutil, signal, socket, subprocess, tempfile, threading, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CS = os.path.join(HERE, "cs")
+PROXY_SRC = os.path.join(HERE, "..", "fakes", "proxy.c")
+HUNG_AFTER = 90.0     # a client still running this long after its start is killed (and reported)
+SNAP_EVERY = 0.25
+
 
 def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
-    return p
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def resp(port, *args, timeout=2.0):
+    """One command to 127.0.0.1:port in RESP; the decoded reply (errors as Exception)."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        s.sendall(b"".join([b"*%d\r\n" % len(args)] +
+                           [b"$%d\r\n%s\r\n" % (len(a), a) for a in (str(x).encode() for x in args)]))
+        f = s.makefile("rb")
+        return _read(f)
+
+
+def _read(f):
+    line = f.readline().rstrip(b"\r\n")
+    t, rest = line[:1], line[1:]
+    if t == b"+": return rest.decode()
+    if t == b"-": raise Exception(rest.decode())
+    if t == b":": return int(rest)
+    if t == b"$":
+        n = int(rest)
+        return None if n < 0 else f.read(n + 2)[:-2].decode(errors="replace")
+    if t == b"*":
+        n = int(rest)
+        return None if n < 0 else [_read(f) for _ in range(n)]
+    raise Exception("bad reply %r" % line)
+
+
+class Server:
+    def __init__(self, base, persist):
+        self.dir = tempfile.mkdtemp(prefix="srv.", dir=base)
+        self.persist, self.proc = persist, None
+        for _ in range(10):
+            self.port = free_port()
+            if self.start():
+                return
+        raise RuntimeError("redis-server did not start: " + open(self.log).read()[-500:])
+
+    def start(self):
+        self.log = os.path.join(self.dir, "log")
+        argv = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--dir", self.dir, "--logfile", self.log, "--daemonize", "no"]
+        argv += ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if resp(self.port, "PING", timeout=0.2) == "PONG":
+                    return True
+            except Exception:
+                pass
+            time.sleep(0.025)
+        return False
+
+    def crash(self):
+        """SIGKILL, by PID: with appendfsync always, every write it answered is on disk."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Proxy:
+    """tests/fakes/proxy in front of one server; modes switched through its control file."""
+    def __init__(self, exe, base, target):
+        self.dir = tempfile.mkdtemp(prefix="proxy.", dir=base)
+        self.ctl, self.seq = os.path.join(self.dir, "ctl"), 0
+        self.proc = subprocess.Popen([exe, "0", str(target), os.path.join(self.dir, "pid"), self.ctl],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(self.dir, "log"), "w"))
+        for _ in range(200):
+            if os.path.exists(os.path.join(self.dir, "pid")):
+                break
+            time.sleep(0.025)
+        self.port = int(re.search(r"port=(\d+)", open(self.ctl + ".ack").read()).group(1))
+
+    def mode(self, m):
+        self.seq += 1
+        with open(self.ctl + ".tmp", "w") as f:
+            f.write("%d %s\n" % (self.seq, m))
+        os.rename(self.ctl + ".tmp", self.ctl)
+        for _ in range(100):
+            try:
+                if open(self.ctl + ".ack").read().startswith("seq=%d " % self.seq):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.02)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try: self.proc.wait(5)
+            except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
+
 
 class Servers:
-    def __init__(self, n=1):
-        self.dir = tempfile.mkdtemp(prefix="rlmodel.")
-        self.procs, self.urls = [], []
-        for _ in range(n):
-            port = free_port()
-            p = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                                  "--dir", self.dir], stdout=subprocess.DEVNULL)
-            self.procs.append(p); self.urls.append("redis://127.0.0.1:%d" % port)
-            for _ in range(100):
-                try: socket.create_connection(("127.0.0.1", port), 0.1).close(); break
-                except OSError: time.sleep(0.05)
+    """n servers for a whole checker run (attempts use key prefixes of their own)."""
+    def __init__(self, n, persist=False, proxy=False):
+        self.base = tempfile.mkdtemp(prefix="rlmodel.")
+        self.servers, self.proxies = [], []
+        try:
+            self.servers = [Server(self.base, persist) for _ in range(n)]
+            if proxy:
+                exe = os.path.join(self.base, "proxy")
+                subprocess.check_call(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                                       "-O2", "-o", exe, PROXY_SRC])
+                self.proxies = [Proxy(exe, self.base, s.port) for s in self.servers]
+        except BaseException:
+            self.stop()
+            raise
+        self.direct = sum([["-u", "redis://127.0.0.1:%d" % s.port] for s in self.servers], [])
+        ports = [p.port for p in self.proxies] or [s.port for s in self.servers]
+        self.urls = sum([["-u", "redis://127.0.0.1:%d" % p] for p in ports], [])
+
     def stop(self):
-        for p in self.procs:  # by PID, never by name
-            p.kill(); p.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        for p in self.proxies:
+            p.stop()
+        for s in self.servers:
+            s.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
     def __enter__(self): return self
     def __exit__(self, *a): self.stop()
 
-HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cs")
 
-def run_schedule(binary, urls, sched, logdir):
-    """sched: list of (delay_s, argv_after_binary, hold, cmd_status). Returns history list."""
-    t0 = time.monotonic(); procs = []
-    ua = sum([["-u", u] for u in urls], [])
-    for i, (delay, args, hold, status) in enumerate(sched):
-        while time.monotonic() - t0 < delay: time.sleep(0.005)
-        log = os.path.join(logdir, "c%d" % i)
-        argv = [binary] + ua + args
-        if args[0] == "run":
-            argv += ["--", HELPER, log, str(hold), str(status)]
-        start = time.monotonic()
-        procs.append((i, args, hold, status, start, log,
-                      subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
-    hist = []
-    for i, args, hold, status, start, log, p in procs:
-        try: out, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired: p.kill(); out, err = p.communicate()
-        end = time.monotonic()
-        cs = None
-        if os.path.exists(log):
-            f = open(log).read().split()
-            cs = {"start": float(f[0]), "fence": int(f[1]) if f[1].isdigit() else None,
-                  "end": float(f[2]) if len(f) > 2 else None}
-        hist.append({"client": i, "args": args, "hold": hold, "cmd_status": status, "t_start": start,
-                     "t_end": end, "exit": p.returncode, "cs": cs, "out": out.decode().strip()})
-    return hist
+def parse_cs(path, t0):
+    """cs's log → {start, fence, pid, last (last sign of life of the job), end, status, term, ...},
+    its times made relative to t0 as the runner's are."""
+    if not os.path.exists(path):
+        return None
+    cs = {}
+    for line in open(path).read().splitlines():
+        w = line.split()
+        if not w: continue
+        t = float(w[1]) - t0
+        cs["last"] = max(cs.get("last", 0.0), t)
+        if w[0] == "start":
+            cs.update(start=t, fence=int(w[2]) if w[2].isdigit() else None, pid=int(w[3]))
+        elif w[0] == "end":
+            cs.update(end=t, status=int(w[2]))
+        elif w[0] in ("term", "tterm"):
+            cs.setdefault(w[0], t)
+        elif w[0] == "tend":
+            cs["tend"] = t
+        elif w[0] == "ttick":
+            cs["tail_last"] = t
+    return cs if "start" in cs else None
+
+
+class Attempt:
+    """One schedule against the servers: client threads, a nemesis thread, a sampler thread."""
+    def __init__(self, binary, servers, sched, prefix, logdir):
+        self.binary, self.s, self.sched, self.prefix, self.logdir = binary, servers, sched, prefix, logdir
+        self.clients = [dict(id=i, **c) for i, c in enumerate(sched["clients"])]
+        self.procs = {}           # client id -> Popen of redlock-cli while it runs
+        self.faults, self.snaps = [], []
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def now(self):
+        return time.monotonic() - self.t0
+
+    def sleep_until(self, at):
+        while True:
+            d = at - self.now()
+            if d <= 0: return
+            time.sleep(min(d, 0.05))
+
+    def key(self, name):
+        return self.prefix + name
+
+    def cli(self, argv, c=None, urls=None):
+        """redlock-cli ARGV; returns (invoke, complete, exit, stdout, stderr, pid)."""
+        t = self.now()
+        p = subprocess.Popen([self.binary] + (urls or self.s.urls) + argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if c is not None:
+            with self.lock: self.procs[c["id"]] = p
+        try:
+            out, err = p.communicate(timeout=HUNG_AFTER)
+            hung = False
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            hung = True
+        end = self.now()
+        if c is not None:
+            with self.lock: self.procs.pop(c["id"], None)
+        return {"invoke": t, "complete": end, "exit": p.returncode, "out": out.decode(errors="replace"),
+                "err": err.decode(errors="replace"), "pid": p.pid, "hung": hung}
+
+    def run_client(self, c):
+        self.sleep_until(c["at"])
+        key = self.key(c["key"])
+        if c["verb"] == "run":
+            log = os.path.join(self.logdir, "cs%d" % c["id"])
+            r = self.cli(["run", key] + c["args"] + ["--", CS, log, str(c["hold"]), str(c["status"]),
+                                                     str(c["tail"])], c)
+            r["cs"] = parse_cs(log, self.t0)
+            c.update(r)
+            return
+        r = self.cli(["acquire", key] + c["args"] + ["--json"], c)
+        c.update(r)
+        if r["exit"] != 0:
+            return
+        try:
+            j = json.loads(r["out"])
+            tok, c["fence"] = j["token"], j.get("fence")
+        except (ValueError, KeyError):
+            c["bad_output"] = True
+            return
+        limit = ["--limit", c["args"][c["args"].index("--limit") + 1]] if "--limit" in c["args"] else []
+        ttl = c["args"][c["args"].index("-t") + 1]
+        if c["extend"]:
+            time.sleep(c["hold"] / 2)
+            c["extend_r"] = self.cli(["extend", key, "--token", tok, "-t", ttl] + limit, c)
+        self.sleep_until(r["complete"] + c["hold"])
+        c["release_r"] = self.cli(["release", key, "--token", tok] + limit, c)
+
+    # --- the nemesis ---------------------------------------------------------------------
+    def target_pid(self, f):
+        with self.lock:
+            p = self.procs.get(f["client"])
+        if p is None or p.poll() is not None:
+            return None
+        if f["who"] == "redlock-cli":
+            return p.pid
+        try:   # the guardian: redlock-cli's child (a run starts it before it waits)
+            kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+            return int(kids[0]) if kids else None
+        except OSError:
+            return None
+
+    def nemesis(self):
+        timers = []
+        for f in self.sched["faults"]:
+            self.sleep_until(f["at"])
+            if self.done.is_set():
+                break          # every client has ended: nothing left to disturb
+            rec = dict(f, t=self.now())
+            if f["kind"] in ("kill", "stop"):
+                pid = self.target_pid(f)
+                if pid is None:
+                    continue
+                rec["pid"] = pid
+                os.kill(pid, signal.SIGKILL if f["kind"] == "kill" else signal.SIGSTOP)
+                if f["kind"] == "stop":
+                    def cont(pid=pid, rec=rec):
+                        time.sleep(f["dur"])
+                        try: os.kill(pid, signal.SIGCONT)
+                        except ProcessLookupError: pass
+                        rec["end"] = self.now()
+                    timers.append(threading.Thread(target=cont)); timers[-1].start()
+            elif f["kind"] == "force":
+                r = self.cli(["release", self.key(f["key"]), "--force"], urls=self.s.direct)
+                rec.update(r, removed=[int(x) for x in re.findall(r"forced release of \S+ pid (\d+)", r["err"])])
+            elif f["kind"] == "restart":
+                srv = self.s.servers[f["server"]]
+                srv.crash()
+                time.sleep(f["down"])
+                for _ in range(5):
+                    if srv.start(): break
+                    time.sleep(0.2)
+                rec["end"] = self.now()
+            elif f["kind"] == "proxy":
+                if not self.s.proxies:
+                    continue
+                px = self.s.proxies[f["server"]]
+                px.mode(f["mode"])
+                time.sleep(f["dur"])
+                px.mode("pass")
+                rec["end"] = self.now()
+            with self.lock:
+                self.faults.append(rec)
+        for t in timers:
+            t.join()
+
+    def sampler(self):
+        while not self.done.is_set():
+            t = self.now()
+            try:
+                p = subprocess.run([self.binary] + self.s.direct + ["list", self.prefix + "*", "--json"],
+                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=5)
+                locks = json.loads(p.stdout) if p.returncode == 0 else None
+            except (subprocess.TimeoutExpired, ValueError):
+                locks = None
+            if locks is not None:
+                view = {}
+                for l in locks:
+                    view[l["key"][len(self.prefix):]] = {
+                        "held": l.get("held"), "mode": l.get("mode"), "limit": l.get("limit"),
+                        "holders": [h.get("pid") for h in l.get("holders", [])],
+                        "waiters": [{"pid": w.get("pid"), "order": w.get("order"), "mode": w.get("mode")}
+                                    for w in l.get("waiters", [])]}
+                self.snaps.append({"t0": t, "t1": self.now(), "locks": view})
+            time.sleep(SNAP_EVERY)
+
+    def run(self):
+        self.t0 = time.monotonic()
+        ths = [threading.Thread(target=self.run_client, args=(c,)) for c in self.clients]
+        nem = threading.Thread(target=self.nemesis)
+        smp = threading.Thread(target=self.sampler)
+        for t in ths + [nem, smp]:
+            t.start()
+        for t in ths:
+            t.join()
+        self.done.set()
+        nem.join()
+        smp.join()
+        quiet = max([c.get("complete", 0) for c in self.clients] +
+                    [c.get("release_r", {}).get("complete", 0) for c in self.clients] + [0])
+        return {"prefix": self.prefix, "servers": len(self.s.servers), "keys": self.sched["keys"],
+                "clients": self.clients, "faults": sorted(self.faults, key=lambda f: f["t"]),
+                "snaps": self.snaps, "quiet": quiet, "t0": self.t0}
+
+
+def scan(servers, prefix):
+    """Every key of an attempt left on each server: [(server index, key, pttl)]."""
+    left = []
+    for i, s in enumerate(servers.servers):
+        cursor = "0"
+        while True:
+            cursor, keys = resp(s.port, "SCAN", cursor, "MATCH", "*" + prefix + "*", "COUNT", 1000)
+            left += [(i, k, resp(s.port, "PTTL", k)) for k in keys]
+            if cursor == "0":
+                break
+    return left
