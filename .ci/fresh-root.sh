@@ -64,7 +64,7 @@ fi
 # TLS, node and python3, faketime, luac, nftables and unshare, the
 # shells, readelf, man and mandoc, socat, script), and then make
 # deps-check says whether every package of make deps is installed.
-suite=${FRESH_SUITE:-tests/cli.bats tests/run.bats tests/acquire.bats
+suite=${FRESH_SUITE:-tests/cli.bats
     tests/completions.bats tests/interop.bats tests/tls.bats tests/fences.bats
     tests/scripts.bats tests/man.bats tests/build.bats tests/sentinel.bats
     tests/errors.bats tests/faults/network.bats tests/faults/tree.bats}

@@ -99,6 +99,11 @@ skip_if_slow() {
 	if [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; then
 		skip "timing bound; not meaningful under valgrind"
 	fi
+	# make sanitize: ASan makes every start and reply slower; the plain
+	# run of the suite holds these bounds.
+	if [ "${REDLOCK_TEST_SANITIZE:-0}" = 1 ]; then
+		skip "timing bound; not meaningful under ASan"
+	fi
 }
 # Tests must not see the developer's settings.  Only once per file: bats
 # loads this again for every test, and setup_file's REDLOCK_URL must stay.

@@ -27,6 +27,9 @@ build_fake() {
 # is_slow: redlock-cli runs under valgrind (make valgrind), where timing
 # bounds mean nothing; slow_skip skips a test that is all timing.
 is_slow() { [ "${REDLOCK_TEST_VALGRIND:-0}" = 1 ]; }
+# A bound on how fast we answer: not under valgrind, nor under ASan (make
+# sanitize), which the plain run of the suite leaves to hold it.
+no_speed_bound() { is_slow || [ "${REDLOCK_TEST_SANITIZE:-0}" = 1 ]; }
 slow_skip() {
 	if is_slow; then
 		skip "timing bound; not meaningful under valgrind"

@@ -128,7 +128,8 @@ teardown() {
 	start_bg waiter -u "$URL" run k -w 30s -- touch "$D/waiter-ran"
 	local w=$BG_PID
 	# Waiting: blocked behind the holder.
-	wait_until [ "$(blocked_on main)" -ge 1 ]
+	# eval: blocked_on is asked again at each try, not once
+	wait_until eval '[ "$(blocked_on main)" -ge 1 ]'
 	redis_stop main
 	sleep 3
 	redis_start main
