@@ -154,6 +154,7 @@ struct conn {
 	char			*out;
 	size_t			 out_len;
 	size_t			 out_off;
+	int			 is_written;	/* some of the request went out */
 	int			 setup_replies;	/* AUTH/SELECT still to read */
 	enum conn_setup		 setup[CONN_MAX_SETUP];
 	int			 nsetup;	/* queued, in order */

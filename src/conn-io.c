@@ -116,6 +116,7 @@ static void
 conn_reset(struct conn *c, int64_t cap_ns)
 {
 	c->out_len = c->out_off = 0;
+	c->is_written = 0;
 	c->setup_replies = 0;
 	c->is_done = 0;
 	c->in_bytes = 0;
@@ -275,6 +276,7 @@ conn_on_writable(struct conn *c)
 			return;
 		}
 		c->out_off += (size_t)n;
+		c->is_written = 1;
 	}
 }
 
@@ -292,6 +294,12 @@ conn_fail_connect(struct conn *c)
 	if (c->is_looking_up)
 		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: the name "
 		    "lookup did not answer within %s", c->dial->display, tbuf);
+	else if (c->tls != NULL)
+		/* A plain port reads our ClientHello as a command line that
+		 * never ends, and waits: the usual cause. */
+		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: no "
+		    "answer to the TLS handshake within %s (not a TLS port? "
+		    "try redis://)", c->dial->display, tbuf);
 	else
 		conn_fail(c, CONN_UNAVAILABLE, "cannot connect to %s: timed "
 		    "out after %s", c->dial->display, tbuf);

@@ -15,12 +15,27 @@
 
 static const char *conn_password_from(const struct conn *);
 static int	 conn_classify_error(const char *, size_t);
+static const char *conn_protocol_hint(const char *);
 static enum conn_verdict conn_on_reply(struct conn *, redisReply *);
 static enum conn_verdict conn_on_setup_reply(struct conn *, redisReply *,
 		     const char *);
 static enum conn_verdict conn_on_error_reply(struct conn *, int,
 		     const char *);
 static void	 conn_log_reply(const struct conn *, const redisReply *);
+
+/*
+ * What a reply that is not RESP says of the port: an HTTP server answers
+ * "HTTP/1.1 400" or an HTML page.  hiredis quotes the first byte.
+ */
+static const char *
+conn_protocol_hint(const char *text)
+{
+	if (strstr(text, "got \"H\"") != NULL ||
+	    strstr(text, "got \"<\"") != NULL)
+		return (" (an HTTP server, not Redis or Valkey? check the "
+		    "port)");
+	return ("");
+}
 
 /*
  * Bytes from the server: parse every complete reply in them.  The only
@@ -57,8 +72,8 @@ conn_feed(struct conn *c, const char *buf, size_t n)
 				log_sanitize(text, sizeof(text),
 				    c->reader->errstr,
 				    strlen(c->reader->errstr));
-			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s",
-			    c->dial->display, text);
+			conn_fail(c, CONN_PROTOCOL, "%s: protocol error: %s%s",
+			    c->dial->display, text, conn_protocol_hint(text));
 			return (CONN_V_DONE);
 		}
 		if (r == NULL) {

@@ -114,6 +114,17 @@ conn_error(const struct conn *c)
 	return (c->err);
 }
 
+/*
+ * Whether the last request may have reached the server: some of it went
+ * out.  One that never did (no connection, a TLS handshake that never
+ * ended) cannot have run there.
+ */
+int
+conn_may_have_run(const struct conn *c)
+{
+	return (c->is_written);
+}
+
 /* The server c stands for: its URL, or the node a MOVED named. */
 const char *
 conn_display(const struct conn *c)

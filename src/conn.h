@@ -37,6 +37,7 @@ struct conn *conn_new(const struct redis_url *, const struct conn_config *);
 void	 conn_free(struct conn *);
 void	 conn_close(struct conn *);
 const char *conn_error(const struct conn *);
+int	 conn_may_have_run(const struct conn *);
 const char *conn_display(const struct conn *);
 void	 conn_set_fallback(struct conn *, int, const char **, const size_t *);
 /*

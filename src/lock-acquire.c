@@ -184,6 +184,7 @@ lock_too_late(struct lock *l, int64_t start, int64_t ttl_ms)
 /* What one attempt found on the servers. */
 struct lock_attempt {
 	size_t		 held, busy, answered, superseded;
+	size_t		 unsent;	/* failed before any of it went out */
 	long long	*fences;	/* per server: -1 where not taken */
 	long long	 fence;		/* the highest */
 	int64_t		 hint;		/* ms until the first holder's expiry */
@@ -277,13 +278,15 @@ lock_count_attempt(struct lock *l, struct lock_round *rd,
 	const redisReply	*r;
 	size_t			 i;
 
-	at->held = at->busy = at->superseded = 0;
+	at->held = at->busy = at->superseded = at->unsent = 0;
 	at->hint = -1;
 	at->fence = -1;
 	for (i = 0; i < l->nconns; i++) {
 		at->fences[i] = -1;
-		if (rd->results[i] != CONN_OK)
+		if (rd->results[i] != CONN_OK) {
+			at->unsent += !conn_may_have_run(l->conns[i]);
 			continue;
+		}
 		r = rd->replies[i];
 		if (!lock_is_reply(r)) {
 			(void)lock_unexpected(l, i, "acquire", r,
@@ -373,8 +376,9 @@ lock_not_taken(struct lock *l, const struct lock_attempt_args *a,
 	}
 	if (at->superseded == 0 && at->answered < l->quorum)
 		fail_rc = lock_fail(l, at->held);
-	/* A partial or doubtful take must not linger anywhere. */
-	if (at->held > 0 || at->answered < l->nconns)
+	/* A partial or doubtful take must not linger anywhere; a server
+	 * that never got the attempt has nothing of it. */
+	if (at->held > 0 || at->answered + at->unsent < l->nconns)
 		lock_forget_attempt(l, a->argv, a->argc, !last &&
 		    at->superseded == 0 && at->answered >= l->quorum);
 	/* A split vote: lock_wait_for_release() backs off. */

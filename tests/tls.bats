@@ -225,6 +225,23 @@ setup() {
 	refute_key main k
 }
 
+@test "a rediss:// URL to a plain port: exit 69 after the connect timeout, not twice it, one line that suggests redis://" {
+	local url err
+	redis_start_tcp plain
+	url="rediss://127.0.0.1:$REDIS_PORT"
+	unset REDLOCK_URL
+	run --separate-stderr redlock-cli -v -v -u "$url" --connect-timeout 300ms acquire k
+	assert_failure 69
+	assert_output ''
+	err=$(grep -v ': > ' <<<"$stderr")
+	assert_equal "$err" "redlock-cli: cannot connect to $url: no answer to the TLS handshake within 300ms (not a TLS port? try redis://)"
+	# Nothing of the attempt went out, so nothing is given back: one
+	# request shown, where a give-back would show a second (and wait
+	# for its handshake as long again).
+	[ "$(grep -c ': > ' <<<"$stderr")" = 1 ] || fail "$stderr"
+	redis_stop plain
+}
+
 @test "a plain redis:// run does not load libssl; a rediss:// run does" {
 	local plain_maps tls_maps
 	need readelf

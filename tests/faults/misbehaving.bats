@@ -224,6 +224,11 @@ scan_reply() { printf -v "$1" '*2\r\n$%d\r\n%s\r\n*0\r\n' "${#2}" "$2"; }
 	local pe="$S: protocol error:"
 	acquire_case not-resp 76 "$pe Protocol error, got \"h\" as reply type byte" \
 	    -r $'hello\r\n'
+	# An HTTP server's answer: the port is wrong, and the line says so.
+	acquire_case http 76 "$pe Protocol error, got \"H\" as reply type byte \\(an HTTP server, not Redis or Valkey\\? check the port\\)" \
+	    -r $'HTTP/1.1 400 Bad Request\r\n\r\n'
+	acquire_case html 76 "$pe Protocol error, got \"<\" as reply type byte \\(an HTTP server, not Redis or Valkey\\? check the port\\)" \
+	    -r $'<html>\r\n'
 	if hiredis_is_1x; then
 		acquire_case resp3-boolean 76 "$S: unexpected reply to acquire: expected array of 2 integers, got other" \
 		    -r $'#t\r\n'
