@@ -14,6 +14,8 @@
  * only notes what its servers said (l->round); it never touches l->fail.
  */
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "lock-impl.h"
 
 static void	 lock_describe_join(char *, size_t, const char *);
+static int	 lock_holder_gone(const struct lock_holder *);
 static int	 lock_owner_answers(struct lock *, const char *,
 		     struct lock_round *);
 
@@ -234,7 +237,7 @@ void
 lock_describe_holder(const struct lock *l, char *buf, size_t len)
 {
 	const struct lock_holder *h = &l->busy;
-	char		 cmd[96], what[160], more[64], at[32], left[32];
+	char		 cmd[96], what[256], more[64], at[32], left[32];
 
 	status_print_since(h->since_ms, at, sizeof(at));
 	if (h->writer && h->host != NULL && h->pid > 0) {
@@ -269,6 +272,9 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 		(void)snprintf(more, sizeof(more), "ttl %s", left);
 		lock_describe_join(what, sizeof(what), more);
 	}
+	if (lock_holder_gone(h))
+		lock_describe_join(what, sizeof(what), "no such process on "
+		    "this host now");
 	if (what[0] == '\0')
 		(void)snprintf(buf, len, "%s pid %lld", h->host,
 		    (long long)h->pid);
@@ -277,20 +283,42 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 		    (long long)h->pid, what);
 }
 
+/*
+ * Whether h names a process of this host that no longer runs: a script
+ * that took the lock by hand and died, or a run killed with SIGKILL.  Its
+ * lock stays until its TTL ends (or 'release --force').  A process in
+ * another PID namespace under the same host name is not ours to see:
+ * only ESRCH counts, and a pid since reused reads as running.
+ */
+static int
+lock_holder_gone(const struct lock_holder *h)
+{
+	char	host[256];
+
+	if (h->pid <= 0 || h->pid > INT32_MAX || h->host == NULL ||
+	    gethostname(host, sizeof(host)) == -1)
+		return (0);
+	host[sizeof(host) - 1] = '\0';
+	if (strcmp(host, h->host) != 0)
+		return (0);
+	return (kill((pid_t)h->pid, 0) == -1 && errno == ESRCH);
+}
+
 /* Add more to the holder's description what, after a comma if need be. */
 static void
 lock_describe_join(char *what, size_t len, const char *more)
 {
-	char	part[224];
-	size_t	n;
+	char	part[256];
+	size_t	need = strlen(more) + 2, keep;
 
+	/* A long command is cut, never what follows it. */
+	keep = len > need + 1 ? len - need - 1 : 0;
 	if (what[0] == '\0')
 		(void)snprintf(part, sizeof(part), "%s", more);
 	else
-		(void)snprintf(part, sizeof(part), "%.150s, %s", what, more);
-	n = strlen(part) < len ? strlen(part) : len - 1;
-	memcpy(what, part, n);
-	what[n] = '\0';
+		(void)snprintf(part, sizeof(part), "%.*s, %s", (int)keep, what,
+		    more);
+	(void)snprintf(what, len, "%s", part);
 }
 
 /*

@@ -81,6 +81,21 @@ script_calls() {
 	[ "$(rcli main GET k)" = "$held" ]
 }
 
+@test "the busy line says when the holder's process no longer runs on this host, and only then" {
+	# Taken by hand from a shell that has exited since: its pid is gone.
+	sh -c 'redlock-cli acquire dead -t 1m >/dev/null' || fail "no lock"
+	run --separate-stderr redlock-cli acquire dead -n
+	assert_failure 1
+	[[ $stderr =~ ^redlock-cli:\ lock\ \'dead\'\ is\ held\ by\ $(hostname)\ pid\ [0-9]+\ \(manual:\ .*,\ ttl\ [0-9.]+s,\ no\ such\ process\ on\ this\ host\ now\)$ ]] ||
+	    fail "stderr: $stderr"
+	# Taken from this test's own shell (not run's subshell), which runs.
+	redlock-cli acquire alive -t 1m >/dev/null
+	run --separate-stderr redlock-cli acquire alive -n
+	assert_failure 1
+	[[ $stderr != *"no such process"* ]] || fail "$stderr"
+	assert_busy_line alive
+}
+
 @test "acquire -q -n on a held lock exits 1 silently" {
 	run -0 redlock-cli acquire k
 	run --separate-stderr redlock-cli -q acquire k -n
