@@ -128,12 +128,17 @@ mask_is_boundary(char c)
 	return (c != '\0' && strchr(";&|(){}<>`,='\"", c) != NULL);
 }
 
-/* Whether [s, e) holds PASS, SECRET, TOKEN or KEY, in any case. */
+/*
+ * Whether [s, e) holds PASS, SECRET, TOKEN or KEY, in any case; or AUTH
+ * and CREDENTIAL too (REDISCLI_AUTH=..., --auth ...): a name that merely
+ * contains one, such as AUTHOR, loses a value that was no secret, which
+ * is the cheaper mistake.
+ */
 static int
 mask_is_secret_name(const char *s, const char *e)
 {
 	static const char *const words[] = { "pass", "secret", "token",
-	    "key", NULL };
+	    "key", "auth", "credential", NULL };
 	const char	*p;
 	size_t		 i, len;
 

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ static void	 supervise_guard_gone(struct supervisor *);
 static void	 supervise_orphans(void);
 static int	 supervise_status_code(int);
 static void	 supervise_describe(int, char *, size_t);
+static void	 supervise_exec_failed(const char *, int);
 
 /* Ask the guardian (op, sig); once it is gone there is nothing to do. */
 void
@@ -124,6 +126,28 @@ supervise_exited(struct supervisor *s, const struct supervise_msg *m)
 }
 
 /*
+ * The command could not be exec'd (the guardian exits 127 or 126 for it):
+ * its name, masked as a recorded command is, since "PW=x cmd" makes the
+ * name a secret; such a name gets a hint, as it is a shell's syntax.
+ */
+static void
+supervise_exec_failed(const char *argv0, int err)
+{
+	const char	*words[1] = { argv0 };
+	char		*shown = mask_words(words, 1);
+	const char	*name = shown != NULL ? shown : "the command";
+
+	if (err == ENOENT && strchr(argv0, '=') != NULL)
+		log_warnx("%s: command not found (a variable for it? put env "
+		    "first: -- env NAME=VALUE CMD)", name);
+	else if (err == ENOENT)
+		log_warnx("%s: command not found", name);
+	else
+		log_warnx("%s: %s", name, strerror(err));
+	free(shown);
+}
+
+/*
  * The guardian's first word: the command runs (m->pid), perhaps with
  * exec's errno (it exits 126 or 127 then), or it could not be started
  * (pid -1; err says why).  0, or -1 if not started.
@@ -140,10 +164,8 @@ supervise_started(struct supervisor *s, const struct supervise_msg *m)
 			log_warn("cannot start the command");
 		return (-1);
 	}
-	if (m->err == ENOENT)
-		log_warnx("%s: command not found", s->argv0);
-	else if (m->err != 0)
-		log_warnx("%s: %s", s->argv0, strerror(m->err));
+	if (m->err != 0)
+		supervise_exec_failed(s->argv0, m->err);
 	s->child = m->pid;
 	return (0);
 }

@@ -268,3 +268,11 @@ refute_server_secret() {
 	refute_secret stderr <"$t/err"
 	refute_server_secret
 }
+
+@test "a command that cannot start is named masked: a NAME=VALUE word first prints no secret, and says to put env first" {
+	run -127 --separate-stderr redlock-cli run k -- REDISCLI_AUTH=S3cretX redis-cli PING
+	assert_output ''
+	assert_equal "$stderr" "redlock-cli: REDISCLI_AUTH=***: command not found (a variable for it? put env first: -- env NAME=VALUE CMD)"
+	run -127 --separate-stderr redlock-cli run k -- no-such-command-here
+	assert_equal "$stderr" "redlock-cli: no-such-command-here: command not found"
+}

@@ -91,6 +91,10 @@ test_mask_rules(void)
 	MASKS("api_key=*** MY_TOKEN=*** Secret=***", "api_key=k",
 	    "MY_TOKEN=t", "Secret=s");
 	MASKS("KEYS=***", "KEYS=x");
+	/* redis-cli's own variable, and --auth options. */
+	MASKS("REDISCLI_AUTH=*** redis-cli", "REDISCLI_AUTH=s", "redis-cli");
+	MASKS("--auth *** AWS_CREDENTIALS=***", "--auth", "a",
+	    "AWS_CREDENTIALS=c");
 	MASKS("-Dapi.key=***", "-Dapi.key=k");
 	MASKS("--set=db.password=***", "--set=db.password=pw");
 	MASKS("PASS=", "PASS=");
