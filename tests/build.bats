@@ -119,6 +119,11 @@ hardened() {
 	    completions/_redlock-cli completions/redlock-cli.fish; do
 		assert_line "${t%.tar.gz}/$f"
 	done
+	# its README: the README.md's opening and its "On a CI runner", nothing more
+	grep -q '^    make demo ' "$empty/${t%.tar.gz}/README" || fail "README: no opening"
+	grep -q '^sudo tar -xzf ' "$empty/${t%.tar.gz}/README" || fail "README: no On a CI runner"
+	run grep -c '^##' "$empty/${t%.tar.gz}/README"
+	assert_output 1
 	run -0 env LC_ALL=C readelf -l "$empty/${t%.tar.gz}/redlock-cli"
 	refute_output --partial 'program interpreter'
 	cd "$empty/${t%.tar.gz}"

@@ -3,14 +3,16 @@
 #
 # The documents say what the code does: every variable that src reads is in
 # the man page's ENVIRONMENT, every message that the man page or a README
-# quotes is one that src prints, and the README's short tables agree with
-# the full figures in bench/README.md and tests/faults/README.md.
+# quotes is one that src prints, the short tables of bench/README.md and
+# HACKING.md agree with the full figures in bench/README.md and
+# tests/faults/README.md, and the README stays a user's guide of one size.
 
 # helpers: the assertion libraries; no server is started here.
 load helpers
 
 MAN_FILE="$ROOT/man/redlock-cli.1"
 README="$ROOT/README.md"
+HACKING="$ROOT/HACKING.md"
 SRC="$ROOT/src"
 
 # the body of one section of the man page
@@ -42,7 +44,7 @@ figures() {
 }
 
 @test "every message that the man page and the READMEs quote is one that src prints" {
-	run perl "$ROOT/tests/docs-messages.pl" "$MAN_FILE" "$README" \
+	run perl "$ROOT/tests/docs-messages.pl" "$MAN_FILE" "$README" "$HACKING" \
 	    "$ROOT/bench/README.md" "$ROOT/tests/faults/README.md" -- "$SRC"/*.c
 	assert_success
 	assert_output ''
@@ -104,32 +106,76 @@ $doc: cannot connect to redis://h:1: connection went away"
 	assert_equal "missing:$missing" "missing:"
 }
 
-# short_in_full SECTION FILE MIN: every figure of the table in the README's
+# short_in_full DOC SECTION FILE MIN: every figure of the table in DOC's
 # SECTION is in FILE's "The latest figures", and there are MIN or more
 short_in_full() {
 	local fig missing="" count=0 full="$BATS_TEST_TMPDIR/full.md"
-	md_section "$ROOT/$2" 'The latest figures' >"$full"
-	[[ $(wc -l <"$full") -gt 10 ]] || fail "$2 has no 'The latest figures' section"
+	md_section "$ROOT/$3" 'The latest figures' >"$full"
+	[[ $(wc -l <"$full") -gt 10 ]] || fail "$3 has no 'The latest figures' section"
 	while read -r fig; do
 		count=$((count + 1))
 		grep -qF -- "$fig" "$full" || missing+=" $fig"
-	done < <(md_section "$README" "$1" | grep '^|' | figures)
-	[[ $count -ge $3 ]] || fail "only $count figures in the README's $1 table"
+	done < <(md_section "$ROOT/$1" "$2" | grep '^|' | figures)
+	[[ $count -ge $4 ]] || fail "only $count figures in $1's $2 table"
 	assert_equal "missing:$missing" "missing:"
-	grep -qF "]($2#the-latest-figures)" "$README" || fail "no link to $2"
 }
 
-@test "the README's benchmark figures are in bench/README.md's full table" {
-	short_in_full Benchmarks bench/README.md 10
-	grep -qF '![' "$README" || fail "the chart is gone"
+@test "bench/README.md's short table has its figures in its full table, and the README links it" {
+	short_in_full bench/README.md 'In short' bench/README.md 10
+	grep -qF '![' "$ROOT/bench/README.md" || fail "the chart is gone"
+	# The README keeps one comparison table, of no figure, and links the figures.
+	md_section "$README" 'How it compares' >"$BATS_TEST_TMPDIR/compare.md"
+	grep -qF '](bench/README.md)' "$BATS_TEST_TMPDIR/compare.md" || fail "no link to bench/README.md"
+	for peer in 'flock(1)' 'etcdctl lock' 'SET NX PX' node-redlock; do
+		grep -q "^| .*$peer" "$BATS_TEST_TMPDIR/compare.md" || fail "no row for $peer"
+	done
+	run grep -E '^\|.*[0-9]\.[0-9]' "$BATS_TEST_TMPDIR/compare.md"
+	assert_failure
 }
 
-@test "the README's reliability figures are in tests/faults/README.md's full table" {
-	short_in_full Reliability tests/faults/README.md 4
+@test "HACKING.md's reliability figures are in tests/faults/README.md's full table" {
+	short_in_full HACKING.md Reliability tests/faults/README.md 4
+	grep -qF '](tests/faults/README.md#the-latest-figures)' "$HACKING" ||
+	    fail "no link to tests/faults/README.md"
+	grep -qF '](HACKING.md#reliability)' "$README" || fail "the README does not link it"
 }
 
 @test "the README's first screen says what to type first" {
 	run sed -n '1,12p' "$README"
-	assert_line --regexp '^    make demo +# '
-	assert_line --regexp '^    make test +# '
+	assert_line --regexp '^    make demo +# installs what is missing .*builds.* throwaway Redis'
+	assert_line --regexp '^    make test +# .*test suite'
+}
+
+@test "the README is a user's guide of 260 lines at most, in the issue's order" {
+	local lines
+	lines=$(wc -l <"$README")
+	[[ $lines -le 260 ]] || fail "README.md has $lines lines"
+	assert_equal "$(grep -E '^## ' "$README" | tr '\n' '|')" \
+	    "## Use|## Connecting|## Scaling out|## Security|## Exit status|## How it compares|## Completions|## Licence|"
+	# Development and packaging live in HACKING.md.
+	for title in Reliability Compatibility CI; do
+		grep -qx "## $title" "$HACKING" || fail "HACKING.md has no $title section"
+	done
+}
+
+@test "the README's cron example skips busy hosts and holds a minimum" {
+	local cron
+	cron=$(grep -E '^    (\*|[0-9])[^ ]* [^ ]+ [^ ]+ [^ ]+ [^ ]+ redlock-cli ' "$README") ||
+	    fail "no crontab line"
+	[[ $cron == *' run '* && $cron == *' -n '* ]] || fail "no run -n: $cron"
+	[[ $cron == *' --min-hold '* ]] || fail "no --min-hold: $cron"
+}
+
+@test "the README's CI section keeps what a CI user needs" {
+	local ci="$BATS_TEST_TMPDIR/ci.md" want
+	awk '$0 == "### CI" { on = 1; next } on && /^## / { exit } on' "$README" >"$ci"
+	for want in 'continue-on-error: true' 'steps.deploy.outputs.outcome' \
+	    'exit_codes: [80, 81, 82]' 'soft_fail:' 'make dist' 'sha256sum -c SHA256SUMS' \
+	    'concurrency:' 'do not compare' '-t 30s' 'timeout(1)' 'SIGINT, then SIGTERM'; do
+		grep -qF -- "$want" "$ci" || fail "the CI section lacks: $want"
+	done
+	# two lines install it from make dist's tarball
+	[[ $(awk '/^### On a CI runner/ { on = 1 } on && /^```sh/ { c = 1; next }
+	    c && /^```/ { exit } c { n++ } END { print n }' "$README") == 2 ]] ||
+	    fail "not two lines of install"
 }
