@@ -13,7 +13,7 @@ SRCS	= src/main.c src/cmd.c src/options.c src/options-table.c src/options-hint.c
 SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
 	  src/conn-masters.c src/cursor.c
 # run's guardian and the job's processes (see src/supervise-impl.h).
-SRCS	+= src/supervise-guard.c src/supervise-job.c src/supervise-start.c src/supervise-release.c src/supervise-spawn.c \
+SRCS	+= src/supervise-guard.c src/supervise-job.c src/supervise-start.c src/supervise-release.c src/supervise-audit.c src/supervise-spawn.c \
 	  src/supervise-proc.c
 # queues: --queue latest's notes, --skip-outdated, a holder's cancel.
 SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c

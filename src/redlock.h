@@ -173,12 +173,15 @@ void	 sha1_hex(const void *, size_t, char [41]);
 /* log.c */
 extern int log_verbosity;	/* -1 quiet, 0 normal, 1.. verbose */
 void	 log_open_syslog(void);
+void	 log_name_lock(const char *);
 void	 log_warn(const char *, ...) printflike(1, 2);
 void	 log_warnx(const char *, ...) printflike(1, 2);
 void	 log_info(const char *, ...) printflike(1, 2);
 void	 log_debug(const char *, ...) printflike(1, 2);
 void	 log_busy(const char *, ...) printflike(1, 2);
-void	 log_audit(const char *, ...) printflike(1, 2);
+void	 log_notice(const char *, ...) printflike(1, 2);
+/* log_audit's levels are syslog(3)'s: LOG_INFO, LOG_WARNING, LOG_ERR */
+void	 log_audit(int, const char *, ...) printflike(2, 3);
 deadfn void fatal(int, const char *, ...) printflike(2, 3);
 deadfn void fatalx(int, const char *, ...) printflike(2, 3);
 void	 log_sanitize(char *, size_t, const char *, size_t);

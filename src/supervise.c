@@ -91,6 +91,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		*o->outcome = RUN_ERROR;
 		return (EXIT_UNAVAILABLE);
 	}
+	supervise_audit_start(&s, argv);
 	supervise_listen_open(&s);
 	supervise_hold(&s);
 	supervise_drain(&s);
@@ -99,8 +100,8 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	supervise_listen_close(&s);
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
-	supervise_audit(&s);
 	*o->outcome = supervise_outcome(&s);
+	supervise_audit(&s, *o->outcome);
 	if (s.is_late_end)
 		return (s.code);
 	if (s.is_lost)
