@@ -73,7 +73,7 @@ supervise_audit(const struct supervisor *s, enum run_outcome o)
 {
 	char	waited[32], held[32], how[64];
 
-	duration_span(s->opts->waited_ms, waited, sizeof(waited));
+	duration_span(s->opts->end->waited_ms, waited, sizeof(waited));
 	duration_span(supervise_held_ms(s), held, sizeof(held));
 	if (s->code_sig != 0)
 		(void)snprintf(how, sizeof(how), "killed by SIG%s",
