@@ -120,7 +120,7 @@ metrics_render(struct metrics_file *mf, size_t *len)
 	FILE	*f;
 	char	*text = NULL;
 	size_t	 i;
-	int	 m;
+	int	 m, failed;
 
 	qsort(mf->keys, mf->n, sizeof(*mf->keys), metrics_key_cmp);
 	if ((f = open_memstream(&text, len)) == NULL)
@@ -132,7 +132,8 @@ metrics_render(struct metrics_file *mf, size_t *len)
 		for (i = 0; i < mf->n; i++)
 			metrics_render_key(f, m, &mf->keys[i]);
 	}
-	if (ferror(f) || fclose(f) != 0) {
+	failed = ferror(f);
+	if (fclose(f) != 0 || failed) {
 		free(text);
 		return (NULL);
 	}
