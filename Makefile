@@ -4,7 +4,7 @@
 PROG	= redlock-cli
 SRCS	= src/main.c src/cmd.c src/options.c src/options-table.c src/options-hint.c src/settings.c src/cmd-acquire.c src/cmd-extend.c src/cmd-help.c \
 	  src/cmd-release.c src/cmd-run.c src/cmd-status.c src/conn.c src/conn-connect.c src/conn-io.c src/conn-poll.c src/conn-resp.c src/conn-reply.c src/conn-bounds.c src/conn-resolve.c src/conn-sentinel.c src/conn-redirect.c \
-	  src/lock.c src/lock-call.c src/lock-acquire.c src/lock-status.c src/lock-wait.c src/lock-scripts.c src/tls.c src/supervise.c src/url.c src/url-guess.c src/outcome.c src/duration.c \
+	  src/lock.c src/lock-call.c src/lock-acquire.c src/lock-status.c src/lock-wait.c src/lock-scripts.c src/tls.c src/supervise.c src/url.c src/url-guess.c src/outcome.c src/metrics.c src/metrics-read.c src/duration.c \
 	  src/clock.c src/token.c src/log.c src/xmalloc.c \
 	  src/signame.c src/endsig.c src/keyslot.c src/json.c src/number.c src/help.c \
 	  src/options-value.c src/options-error.c
@@ -13,7 +13,7 @@ SRCS	= src/main.c src/cmd.c src/options.c src/options-table.c src/options-hint.c
 SRCS	+= src/cmd-list.c src/status-print.c src/lock-list.c src/lock-force.c \
 	  src/conn-masters.c src/cursor.c
 # run's guardian and the job's processes (see src/supervise-impl.h).
-SRCS	+= src/supervise-guard.c src/supervise-job.c src/supervise-start.c src/supervise-release.c src/supervise-spawn.c \
+SRCS	+= src/supervise-guard.c src/supervise-job.c src/supervise-start.c src/supervise-release.c src/supervise-audit.c src/supervise-spawn.c \
 	  src/supervise-proc.c
 # queues: --queue latest's notes, --skip-outdated, a holder's cancel.
 SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c

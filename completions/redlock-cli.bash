@@ -19,7 +19,7 @@ _redlock_cli_argopts=" -u --url --user --password-file --connect-timeout
 	--conflict-exit-code --token --renew --lost-signal --kill-after
 	--lost-exit-code --jitter --min-hold -c --command --limit --queue
 	--order --superseded-exit-code --outdated-exit-code
-	--cancelled-exit-code --record-command "
+	--cancelled-exit-code --record-command --metrics-file "
 
 # The URL schemes that -u accepts (see URLS in the man page).
 _redlock_cli_schemes="redis:// rediss:// unix:// redis-sentinel://
@@ -51,7 +51,7 @@ _redlock_cli_verb_opts()
 		    "--min-hold -c --command --queue --order --skip-outdated" \
 		    "--cancel-running --superseded-exit-code" \
 		    "--outdated-exit-code --cancelled-exit-code" \
-		    "--record-command" ;;
+		    "--record-command --metrics-file" ;;
 	status)
 		echo "--limit --json" ;;
 	list)
@@ -181,7 +181,7 @@ _redlock_cli()
 			done
 		fi
 		return ;;
-	--password-file|--cacert|--cert|--key)
+	--password-file|--cacert|--cert|--key|--metrics-file)
 		if declare -F _filedir >/dev/null 2>&1; then
 			_filedir
 		else

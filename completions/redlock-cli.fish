@@ -101,6 +101,7 @@ complete -c redlock-cli -n '__redlock_cli_using run' -l skip-outdated -d 'Skip i
 complete -c redlock-cli -n '__redlock_cli_using run' -l superseded-exit-code -x -d 'Exit code when superseded'
 complete -c redlock-cli -n '__redlock_cli_using run' -l outdated-exit-code -x -d 'Exit code when outdated'
 complete -c redlock-cli -n '__redlock_cli_using run' -l cancelled-exit-code -x -d 'Exit code when cancelled'
+complete -c redlock-cli -n '__redlock_cli_using run' -l metrics-file -r -F -d 'Write Prometheus metrics of the run to this file'
 
 # after run's "--"
 complete -c redlock-cli -n __redlock_cli_after_dashdash -x -a '(__redlock_cli_complete_command)'

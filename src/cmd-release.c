@@ -29,7 +29,10 @@ const struct cmd_entry cmd_release_entry = {
 	.exec = cmd_release_exec
 };
 
-/* The line for a holder that --force removed. */
+/*
+ * The line for a holder that --force removed: at LOG_NOTICE, since the
+ * operator meant it; the run that held it says its end at LOG_ERR.
+ */
 static void
 cmd_release_removed(const char *key, const struct lock_holder *h)
 {
@@ -37,13 +40,13 @@ cmd_release_removed(const char *key, const struct lock_holder *h)
 
 	if (h->host == NULL || h->pid <= 0) {
 		status_print_token(h->token, tok, sizeof(tok));
-		log_warnx("lock '%s': forced release of a lock set by another "
+		log_notice("lock '%s': forced release of a lock set by another "
 		    "client (value %s)", key, tok);
 		return;
 	}
 	log_sanitize(host, sizeof(host), h->host, strlen(h->host));
 	status_print_since(h->since_ms, since, sizeof(since));
-	log_warnx("lock '%s': forced release of %s pid %lld, held since %s",
+	log_notice("lock '%s': forced release of %s pid %lld, held since %s",
 	    key, host, (long long)h->pid, since[0] != '\0' ? since :
 	    "an unknown time");
 }
@@ -63,7 +66,7 @@ cmd_release_force(struct global_opts *g, struct cmd_args *a)
 	for (i = 0; i < n; i++)
 		cmd_release_removed(a->key, &hs[i]);
 	if (more > 0)
-		log_warnx("lock '%s': ... and %zu more", a->key, more);
+		log_notice("lock '%s': ... and %zu more", a->key, more);
 	lock_holders_free(hs, n);
 	if (rc == EXIT_BUSY)
 		log_warnx("lock '%s': nothing to release: nobody holds it",

@@ -21,15 +21,15 @@ struct cmd_run_prep {
 
 static int	 cmd_run_exec(struct global_opts *, struct cmd_args *);
 static int	 cmd_run_all(struct global_opts *, struct cmd_args *,
-		     enum run_outcome *);
+		     struct run_end *);
 static char	*cmd_run_describe(const struct cmd_args *, char **);
 static void	 cmd_run_jitter(int64_t);
 static int	 cmd_run_take(struct global_opts *, struct cmd_args *,
-		     struct cmd_run_prep *, struct lock **, enum run_outcome *);
+		     struct cmd_run_prep *, struct lock **, struct run_end *);
 static void	 cmd_run_prefork(void *);
 static int	 cmd_run_supervise(struct lock *, const struct cmd_args *,
-		     char **, const sigset_t *, int64_t, struct supervise_pre *,
-		     enum run_outcome *);
+		     char **, const sigset_t *, struct supervise_pre *,
+		     struct run_end *);
 static int	 cmd_run_outdated(struct lock *, void *);
 
 static const int cmd_run_options[] = {
@@ -38,7 +38,7 @@ static const int cmd_run_options[] = {
 	OPT_MIN_HOLD, OPT_SHELL_COMMAND, OPT_SHARED, OPT_EXCLUSIVE, OPT_LIMIT,
 	OPT_FAIR, OPT_RELEASE_ON_EXIT, OPT_QUEUE, OPT_ORDER, OPT_SKIP_OUTDATED,
 	OPT_CANCEL_RUNNING, OPT_SUPERSEDED_CODE, OPT_OUTDATED_CODE,
-	OPT_CANCELLED_CODE, OPT_RECORD_COMMAND, 0
+	OPT_CANCELLED_CODE, OPT_RECORD_COMMAND, OPT_METRICS_FILE, 0
 };
 
 const struct cmd_entry cmd_run_entry = {
@@ -50,7 +50,8 @@ const struct cmd_entry cmd_run_entry = {
 	    "[--superseded-exit-code N] [--outdated-exit-code N] "
 	    "[--cancelled-exit-code N] "
 	    "[--release-on-exit] [--jitter DUR] [--min-hold DUR] "
-	    "[--record-command HOW] (-- CMD [ARG...] | -c 'SHELL COMMAND')",
+	    "[--record-command HOW] [--metrics-file PATH] "
+	    "(-- CMD [ARG...] | -c 'SHELL COMMAND')",
 	.summary = "hold the lock while CMD runs, renewing it; exit with "
 	    "CMD's status",
 	.example = "redlock-cli run nightly-backup -t 5m -n -- "
@@ -98,29 +99,35 @@ cmd_run_jitter(int64_t jitter_ms)
 
 /*
  * run: the lock taken, the command supervised, and how it ended written
- * for a CI step that asks ($GITHUB_OUTPUT).
+ * for a CI step that asks ($GITHUB_OUTPUT) and for monitoring
+ * (--metrics-file), which counts the runs that ended, not the errors
+ * that kept one from starting.
  */
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
-	enum run_outcome	outcome = RUN_ERROR;
-	int			rc;
+	struct run_end	 end = { RUN_ERROR, 0, 0 };
+	const char	*metrics = a->metrics_file;
+	int		 rc;
 
-	rc = cmd_run_all(g, a, &outcome);
-	outcome_github(outcome, a->order);
+	rc = cmd_run_all(g, a, &end);
+	outcome_github(end.outcome, a->order);
+	if (metrics == NULL)
+		metrics = getenv("REDLOCK_METRICS_FILE");
+	if (metrics != NULL && *metrics != '\0' && end.outcome != RUN_ERROR)
+		metrics_write(metrics, a->key, &end, rc);
 	return (rc);
 }
 
 static int
-cmd_run_all(struct global_opts *g, struct cmd_args *a,
-    enum run_outcome *outcome)
+cmd_run_all(struct global_opts *g, struct cmd_args *a, struct run_end *end)
 {
 	struct lock		*l = NULL;
 	struct supervise_pre	 pre = { -1, -1 };
 	struct cmd_run_prep	 prep;
 	sigset_t		 caller;
 	char			*shell_argv[4], **argv;
-	int64_t			 start, waited_ms;
+	int64_t			 start;
 	int			 rc;
 	char			 took[32];
 
@@ -145,16 +152,16 @@ cmd_run_all(struct global_opts *g, struct cmd_args *a,
 	prep.release_on_exit = a->release_on_exit;
 	/* Not taken: run's status, which may be 0 too (-E 0,
 	 * --superseded-exit-code 0). */
-	rc = cmd_run_take(g, a, &prep, &l, outcome);
+	rc = cmd_run_take(g, a, &prep, &l, end);
+	end->waited_ms = (clock_mono_ns() - start) / 1000000;
 	if (l == NULL) {
 		supervise_pre_end(&pre);
 		return (rc);
 	}
-	waited_ms = (clock_mono_ns() - start) / 1000000;
-	duration_format(waited_ms, took, sizeof(took));
+	duration_format(end->waited_ms, took, sizeof(took));
 	log_info("acquired lock '%s' in %s, fence %lld", a->key, took,
 	    (long long)lock_fence(l));
-	rc = cmd_run_supervise(l, a, argv, &caller, waited_ms, &pre, outcome);
+	rc = cmd_run_supervise(l, a, argv, &caller, &pre, end);
 	supervise_pre_end(&pre);	/* if it was not used */
 	lock_close(l);
 	return (rc);
@@ -167,7 +174,7 @@ cmd_run_all(struct global_opts *g, struct cmd_args *a,
  */
 static int
 cmd_run_take(struct global_opts *g, struct cmd_args *a,
-    struct cmd_run_prep *p, struct lock **lp, enum run_outcome *outcome)
+    struct cmd_run_prep *p, struct lock **lp, struct run_end *end)
 {
 	const sigset_t		*caller = p->caller;
 	struct lock_spec	 spec;
@@ -210,10 +217,10 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
 	endsig_restore(caller);
 	if (rc == EXIT_BUSY) {
 		cmd_report_busy(l, a);
-		*outcome = RUN_BUSY;
+		end->outcome = RUN_BUSY;
 		rc = a->conflict_code;
 	} else if (rc == EXIT_SUPERSEDED || rc == EXIT_OUTDATED) {
-		*outcome = rc == EXIT_SUPERSEDED ? RUN_SUPERSEDED :
+		end->outcome = rc == EXIT_SUPERSEDED ? RUN_SUPERSEDED :
 		    RUN_OUTDATED;
 		rc = cmd_queue_code(l, a, rc);
 	} else
@@ -250,8 +257,7 @@ cmd_run_outdated(struct lock *l, void *arg)
 /* Run argv under the lock (supervise.c), with run's options. */
 static int
 cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
-    const sigset_t *caller, int64_t waited_ms, struct supervise_pre *pre,
-    enum run_outcome *outcome)
+    const sigset_t *caller, struct supervise_pre *pre, struct run_end *end)
 {
 	struct supervise_opts so;
 
@@ -266,8 +272,7 @@ cmd_run_supervise(struct lock *l, const struct cmd_args *a, char **argv,
 	so.listens = 1;
 	so.record_order = a->order;
 	so.caller_mask = caller;
-	so.waited_ms = waited_ms;
 	so.pre = pre;
-	so.outcome = outcome;
+	so.end = end;
 	return (supervise_run(l, &so, argv));
 }

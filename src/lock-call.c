@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include <hiredis/hiredis.h>
 
@@ -33,6 +34,7 @@ static void	 lock_type_clash(struct lock *);
 static void	 lock_retry_transient(struct lock *,
 		     const struct lock_script_call *, struct lock_round *);
 static size_t	 lock_tally(struct lock *, const struct lock_round *);
+static void	 lock_say_silent(struct lock *, const struct lock_round *);
 static int64_t	 lock_wait_budget(struct lock *, int64_t);
 
 /* Record a failure: its exit code and its message. */
@@ -205,7 +207,36 @@ lock_tally(struct lock *l, const struct lock_round *rd)
 		if (l->round.code == 0 || code > l->round.code)
 			l->round.code = code;
 	}
+	if (l->nconns > 1 && answered >= l->quorum)
+		lock_say_silent(l, rd);
 	return (answered);
+}
+
+/*
+ * Quorum mode: a server that did not answer while a majority did leaves
+ * the lock one failure closer to lost, which is worth knowing before the
+ * next one fails.  Said once per server for the whole run, at
+ * LOG_WARNING (-v prints it too), from what the round already tells: it
+ * costs no call.  Other failures (a refusal, an error reply) are answers:
+ * the operation's own message names them when they matter.
+ */
+static void
+lock_say_silent(struct lock *l, const struct lock_round *rd)
+{
+	size_t i;
+
+	for (i = 0; i < l->nconns; i++) {
+		if (rd->results[i] != CONN_UNAVAILABLE)
+			continue;
+		if (l->said_silent == NULL)
+			l->said_silent = xcalloc(l->nconns, 1);
+		if (l->said_silent[i])
+			continue;
+		l->said_silent[i] = 1;
+		log_audit(LOG_WARNING, "lock '%s': server %s did not answer: %s "
+		    "(quorum still reached)", l->spec.key,
+		    conn_display(l->conns[i]), conn_error(l->conns[i]));
+	}
 }
 
 /*

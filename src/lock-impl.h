@@ -146,6 +146,8 @@ struct lock {
 	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	int		 said_no_cancel;	/* -v: 1 to say, 2 said */
+	unsigned char	*said_silent;	/* quorum: per server, its silence
+					 * said (lock_tally), or NULL */
 	struct lock_failure fail;	/* the operation's */
 	struct lock_failure round;	/* the last round's servers' */
 };

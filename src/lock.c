@@ -133,6 +133,7 @@ lock_close(struct lock *l)
 	lock_queue_close(l);
 	freezero_str(l->token);
 	lock_holder_clear(&l->busy);
+	free(l->said_silent);
 	free(l);
 }
 

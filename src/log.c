@@ -2,7 +2,14 @@
 /*
  * Messages.  Every line starts "redlock-cli: " and goes to stderr, and with
  * --syslog also to syslog(3) with the pid (cron mails stderr; syslog keeps
- * it); the record of each run (log_audit) goes to syslog even without -v.
+ * it); the record of each run (log_audit) goes to syslog even without -v,
+ * at the level of what happened.
+ *
+ * Syslog mixes the lines of every run of every lock on the host, so each
+ * of its lines names the lock (log_name_lock): one that does not name it
+ * already gets "lock 'K': " in front.  Only there: stderr belongs to the
+ * one invocation, whose scripts match its lines as they are.
+ *
  * Passwords never reach this file: URLs are printed through their
  * redacted display form, and server text goes through log_sanitize().
  */
@@ -18,6 +25,7 @@
 
 int		 log_verbosity;
 static int	 log_to_syslog;
+static char	 log_lock[256];	/* 'KEY', sanitized: what syslog names */
 
 /* Where a line goes: stderr, syslog (with --syslog), or both. */
 #define LOG_TO_STDERR	0x1
@@ -26,12 +34,41 @@ static int	 log_to_syslog;
 
 static void	 log_vline(int, int, const char *, const char *, va_list)
 		     printflike(4, 0);
+static void	 log_syslog(int, const char *, const char *);
 
 void
 log_open_syslog(void)
 {
 	openlog(PROGNAME, LOG_PID, LOG_USER);
 	log_to_syslog = 1;
+}
+
+/*
+ * The lock this invocation is about, once known: every syslog line names
+ * it.  Quoted as messages quote it, and sanitized as they are, so that a
+ * line that names it already is recognised.
+ */
+void
+log_name_lock(const char *key)
+{
+	char	name[sizeof(log_lock) - 2];
+
+	log_sanitize(name, sizeof(name), key, strlen(key));
+	(void)snprintf(log_lock, sizeof(log_lock), "'%s'", name);
+}
+
+/* One line to syslog, with the lock's name in front if it lacks it. */
+static void
+log_syslog(int prio, const char *line, const char *suffix)
+{
+	const char *sep = suffix != NULL ? ": " : "";
+
+	if (suffix == NULL)
+		suffix = "";
+	if (log_lock[0] != '\0' && strstr(line, log_lock) == NULL)
+		syslog(prio, "lock %s: %s%s%s", log_lock, line, sep, suffix);
+	else
+		syslog(prio, "%s%s%s", line, sep, suffix);
 }
 
 static void
@@ -55,12 +92,8 @@ log_vline(int to, int prio, const char *suffix, const char *fmt, va_list ap)
 		(void)fprintf(stderr, "%s: %s: %s\n", PROGNAME, buf, suffix);
 	else if (to & LOG_TO_STDERR)
 		(void)fprintf(stderr, "%s: %s\n", PROGNAME, buf);
-	if (log_to_syslog && (to & LOG_TO_SYSLOG)) {
-		if (suffix != NULL)
-			syslog(prio, "%s: %s", buf, suffix);
-		else
-			syslog(prio, "%s", buf);
-	}
+	if (log_to_syslog && (to & LOG_TO_SYSLOG))
+		log_syslog(prio, buf, suffix);
 }
 
 /* An error, with strerror(errno) appended. */
@@ -100,6 +133,20 @@ log_busy(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * What an operator did to others (release --force): said as an error
+ * is, on stderr whatever -q says, but at LOG_NOTICE: it is no failure.
+ */
+void
+log_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(LOG_TO_BOTH, LOG_NOTICE, NULL, fmt, ap);
+	va_end(ap);
+}
+
 /* What was done and how long it took: -v. */
 void
 log_info(const char *fmt, ...)
@@ -114,19 +161,22 @@ log_info(const char *fmt, ...)
 }
 
 /*
- * The record of what a run did, for whoever reads syslog (cron jobs):
- * with --syslog always, on stderr only with -v, like log_info().
+ * The record of what a run did and met (a quorum server that did not
+ * answer), for whoever reads syslog (cron jobs), at prio (a syslog(3)
+ * level: LOG_INFO for what went well, LOG_WARNING and LOG_ERR for what
+ * did not): with --syslog always, on stderr only with -v, like
+ * log_info().
  */
 void
-log_audit(const char *fmt, ...)
+log_audit(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (log_verbosity < 1 && !log_to_syslog)
 		return;
 	va_start(ap, fmt);
-	log_vline(log_verbosity < 1 ? LOG_TO_SYSLOG : LOG_TO_BOTH, LOG_INFO,
-	    NULL, fmt, ap);
+	log_vline(log_verbosity < 1 ? LOG_TO_SYSLOG : LOG_TO_BOTH, prio, NULL,
+	    fmt, ap);
 	va_end(ap);
 }
 

@@ -72,6 +72,9 @@ main(int argc, char **argv)
 		settings_free(&g);
 		return (st.code);
 	}
+	/* Syslog's lines name the lock (log.c), from the first one on. */
+	if (e->flags & CMD_TAKES_KEY)
+		log_name_lock(a.key);
 	if ((e->flags & CMD_NEEDS_SERVER) && (rc = settings_setup(&g)) != 0) {
 		settings_free(&g);
 		return (rc);

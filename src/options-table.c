@@ -136,6 +136,9 @@ const struct options_def options_defs[] = {
 	    "full (secrets masked), name or none: what status shows of the "
 	    "command line",
 	    "full" },
+	{ { { "metrics-file", required_argument, NULL, OPT_METRICS_FILE }, 0 },
+	    "PATH", "at the end, write Prometheus metrics of the runs to PATH",
+	    "$REDLOCK_METRICS_FILE" },
 	{ { { NULL, 0, NULL, 0 }, 0 }, NULL, NULL, NULL }
 };
 

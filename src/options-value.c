@@ -270,6 +270,13 @@ options_run(int ch, const char *arg, struct cmd_args *a)
 	case OPT_RELEASE_ON_EXIT:
 		a->release_on_exit = 1;
 		return (0);
+	case OPT_METRICS_FILE:
+		if (*arg == '\0') {
+			log_warnx("invalid --metrics-file '': empty");
+			return (EXIT_USAGE);
+		}
+		a->metrics_file = arg;
+		return (0);
 	default:
 		return (options_queue(ch, arg, a));
 	}

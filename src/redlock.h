@@ -35,7 +35,9 @@
  *   url.c, duration.c, cursor.c, clock.c, token.c, log.c, xmalloc.c,
  *   keyslot.c, signame.c, endsig.c, json.c, sha1.c: small parts with no
  *   state; mask.c (mask.h): a command as a holder records it, secrets
- *   masked
+ *   masked; outcome.c and metrics.c: how a run ended, told to a CI step
+ *   ($GITHUB_OUTPUT) and to monitoring (--metrics-file, which reads its
+ *   previous file back with metrics-read.c; private: metrics-impl.h)
  */
 
 #ifndef REDLOCK_H
@@ -173,12 +175,15 @@ void	 sha1_hex(const void *, size_t, char [41]);
 /* log.c */
 extern int log_verbosity;	/* -1 quiet, 0 normal, 1.. verbose */
 void	 log_open_syslog(void);
+void	 log_name_lock(const char *);
 void	 log_warn(const char *, ...) printflike(1, 2);
 void	 log_warnx(const char *, ...) printflike(1, 2);
 void	 log_info(const char *, ...) printflike(1, 2);
 void	 log_debug(const char *, ...) printflike(1, 2);
 void	 log_busy(const char *, ...) printflike(1, 2);
-void	 log_audit(const char *, ...) printflike(1, 2);
+void	 log_notice(const char *, ...) printflike(1, 2);
+/* log_audit's levels are syslog(3)'s: LOG_INFO, LOG_WARNING, LOG_ERR */
+void	 log_audit(int, const char *, ...) printflike(2, 3);
 deadfn void fatal(int, const char *, ...) printflike(2, 3);
 deadfn void fatalx(int, const char *, ...) printflike(2, 3);
 void	 log_sanitize(char *, size_t, const char *, size_t);
@@ -264,6 +269,7 @@ struct cmd_args {
 	char		**argv;		/* run -- CMD... */
 	int		  argc;
 	enum mask_record  record_command;	/* acquire, run */
+	const char	 *metrics_file;	/* run --metrics-file, or NULL */
 };
 
 /* The command line stored for `status`: enough to recognise the job. */
@@ -343,7 +349,8 @@ enum cmd_option {
 	OPT_OUTDATED_CODE,
 	OPT_CANCELLED_CODE,
 	OPT_FORCE,
-	OPT_RECORD_COMMAND
+	OPT_RECORD_COMMAND,
+	OPT_METRICS_FILE
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);
@@ -432,10 +439,20 @@ enum run_outcome {
 	RUN_BUSY,	/* never ran: the lock stayed busy */
 	RUN_ERROR	/* never ran: a usage, server or system error */
 };
+/* How a run ended, in full: for $GITHUB_OUTPUT and --metrics-file. */
+struct run_end {
+	enum run_outcome outcome;
+	int64_t		 waited_ms;	/* for the lock, until taken or not */
+	int64_t		 held_ms;	/* from the take to the release; 0 */
+};
 
 /* outcome.c */
 const char *outcome_name(enum run_outcome);
 void	 outcome_github(enum run_outcome, int64_t);
+
+/* metrics.c: run --metrics-file, Prometheus's text format */
+void	 metrics_write(const char *, const char *, const struct run_end *,
+	     int);
 
 /* supervise.c */
 struct supervise_opts {
@@ -449,9 +466,9 @@ struct supervise_opts {
 	int		 listens;	/* for a cancel between renewals */
 	int64_t		 record_order;	/* on exit 0 (--skip-outdated), or -1 */
 	const sigset_t	*caller_mask;	/* endsig_hold()'s: the command's */
-	int64_t		 waited_ms;	/* taking the lock: for the audit */
 	struct supervise_pre *pre;	/* its guardian, if started already */
-	enum run_outcome *outcome;	/* set at the end */
+	struct run_end	*end;		/* waited_ms given; outcome and
+					 * held_ms set at the end */
 };
 int	 supervise_run(struct lock *, const struct supervise_opts *, char **);
 

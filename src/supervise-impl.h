@@ -12,6 +12,9 @@
  *				it if we are killed
  *	supervise-spawn.c	starting the command (vfork, exec)
  *	supervise-proc.c	the guardian's children, as /proc lists them
+ *	supervise-release.c	the end: the lock given back
+ *	supervise-audit.c	what --syslog keeps of the run: its start and
+ *				its end, at the level of what happened
  *
  * redlock-cli and the guardian talk over a SOCK_SEQPACKET socket pair:
  * one message is one struct, and our end closing (we died) is an EOF the
@@ -180,7 +183,11 @@ deadfn void supervise_guard_pre_main(struct guard *, char **, const char *,
 
 /* supervise-release.c */
 void	  supervise_release(struct supervisor *);
-void	  supervise_audit(const struct supervisor *);
+
+/* supervise-audit.c */
+void	  supervise_audit_start(const struct supervisor *, char **);
+int64_t	  supervise_held_ms(const struct supervisor *);
+void	  supervise_audit(const struct supervisor *, enum run_outcome);
 
 /* supervise-listen.c */
 void	  supervise_listen_open(struct supervisor *);

@@ -2,8 +2,8 @@
 /*
  * run's release phase: the job is over.  The lock given back (or kept
  * for the rest of --min-hold), --skip-outdated's record written while
- * the lock is still ours, what a failed release means said in one line,
- * and the audit line --syslog keeps of every run.
+ * the lock is still ours, and what a failed release means said in one
+ * line.
  */
 
 #include <stdio.h>
@@ -100,28 +100,4 @@ supervise_release_failed(struct supervisor *s, int rc)
 	else
 		log_warnx("lock '%s' was held by another owner when the "
 		    "command ended", name);
-}
-
-/*
- * The one line --syslog keeps of every run, even without -v: what ran
- * under which fence, how long it waited for and held the lock, and how
- * the command ended.
- */
-void
-supervise_audit(const struct supervisor *s)
-{
-	char	waited[32], held[32], how[64];
-
-	duration_span(s->opts->waited_ms, waited, sizeof(waited));
-	/* From the take: the wait before it is "waited". */
-	duration_span((s->held_until_ns - lock_taken_ns(s->lock)) / 1000000,
-	    held, sizeof(held));
-	if (s->code_sig != 0)
-		(void)snprintf(how, sizeof(how), "killed by SIG%s",
-		    signame_name(s->code_sig));
-	else
-		(void)snprintf(how, sizeof(how), "exit %d", s->code);
-	log_audit("run '%s' done: fence %lld, waited %s, held %s, %s%s",
-	    lock_name(s->lock), (long long)lock_fence(s->lock), waited, held,
-	    how, s->is_lost ? ", lock lost" : "");
 }

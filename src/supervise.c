@@ -88,9 +88,10 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	if (supervise_start(&s, argv) == -1) {
 		(void)lock_release(l);
 		supervise_unblock(&s);
-		*o->outcome = RUN_ERROR;
+		o->end->outcome = RUN_ERROR;
 		return (EXIT_UNAVAILABLE);
 	}
+	supervise_audit_start(&s, argv);
 	supervise_listen_open(&s);
 	supervise_hold(&s);
 	supervise_drain(&s);
@@ -99,8 +100,9 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	supervise_listen_close(&s);
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
-	supervise_audit(&s);
-	*o->outcome = supervise_outcome(&s);
+	o->end->outcome = supervise_outcome(&s);
+	o->end->held_ms = supervise_held_ms(&s);
+	supervise_audit(&s, o->end->outcome);
 	if (s.is_late_end)
 		return (s.code);
 	if (s.is_lost)

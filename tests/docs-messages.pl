@@ -83,7 +83,7 @@ my @external = (
     qr/^error:[0-9A-F]{8}:/,
     qr/^(hostname mismatch|self-signed certificate in certificate chain)$/,
     qr/^(certificate has expired|Connection refused)$/,
-    qr/^(No such file or directory)$/);
+    qr/^(No such file or directory|Permission denied)$/);
 my %memo;
 sub covered;
 # fits(pieces, i, text, pos): pieces[i..] match text[pos..] to its end

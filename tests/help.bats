@@ -101,7 +101,7 @@ usage: redlock-cli run KEY [-t TTL] [-n | -w WAIT] [-E CODE] [-s | -x]
                        [--lost-exit-code N] [--superseded-exit-code N]
                        [--outdated-exit-code N] [--cancelled-exit-code N]
                        [--release-on-exit] [--jitter DUR] [--min-hold DUR]
-                       [--record-command HOW]
+                       [--record-command HOW] [--metrics-file PATH]
                        (-- CMD [ARG...] | -c 'SHELL COMMAND')
 
 hold the lock while CMD runs, renewing it; exit with CMD's status
@@ -144,6 +144,9 @@ EOF
       --record-command HOW
                           full (secrets masked), name or none: what status shows
                           of the command line (default: full)
+      --metrics-file PATH
+                          at the end, write Prometheus metrics of the runs to
+                          PATH (default: $REDLOCK_METRICS_FILE)
 EOF
 		help_end 'redlock-cli run nightly-backup -t 5m -n -- /usr/local/bin/backup' ;;
 	status)
