@@ -595,3 +595,14 @@ lost_on_one() {
 	done
 	run -0 redlock-cli "${U3[@]}" acquire s --limit 2 -n
 }
+
+@test "a quorum's semaphore without --limit, and its mutex with --limit: exit 64 with the one-server lines" {
+	run -0 redlock-cli "${U3[@]}" acquire s --limit 2
+	run --separate-stderr redlock-cli "${U3[@]}" acquire s -n
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: lock 's' is a semaphore: use --limit"
+	run -0 redlock-cli "${U3[@]}" acquire m
+	run --separate-stderr redlock-cli "${U3[@]}" acquire m --limit 2 -n
+	assert_failure 64
+	assert_equal "$stderr" "redlock-cli: lock 'm' is a mutex: it cannot be used with --limit"
+}
