@@ -303,11 +303,11 @@ usage_of() {
 	run -0 redlock-cli run k --close --nonblocking -- true
 	refute_key main k
 	t=$(redlock-cli acquire k)
-	run -1 redlock-cli run k --nb -- echo no
-	refute_output --partial no
+	run -1 redlock-cli run k --nb -- echo ran-anyway
+	refute_output --partial ran-anyway
 	run -1 redlock-cli acquire k --nonblocking -e
-	run -1 redlock-cli run k -e --timeout 0.2 -- echo no
-	refute_output --partial no
+	run -1 redlock-cli run k -e --timeout 0.2 -- echo ran-anyway
+	refute_output --partial ran-anyway
 	run -0 redlock-cli release k --token "$t"
 	run --separate-stderr redlock-cli status k -o
 	assert_failure 64
