@@ -183,7 +183,9 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	assert_stderr_match "redlock-cli: released lock 'k'"
 	# The audit line (-v), held until the leftover's end.
 	assert_stderr_match "redlock-cli: run 'k' done: fence [0-9]+, waited [0-9.]+m?s, held [0-9.]+m?s, exit 3"
-	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 4
+	# and its start line
+	assert_stderr_match "redlock-cli: run 'k' start: fence [0-9]+, command: .*"
+	assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 5
 }
 
 @test "--release-on-exit releases the lock when the command exits, leaving its background process running" {
