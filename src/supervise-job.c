@@ -212,6 +212,17 @@ supervise_wait_guard(struct supervisor *s)
 		if (w == s->guard) {
 			s->is_guard_reaped = 1;
 			s->guard_status = status;
+		} else if (w == s->child && s->child > 0 && !s->is_exited) {
+			/*
+			 * The command, re-parented to us (the job's subreaper)
+			 * when its guardian died before it could tell us: it
+			 * may have ended first (its guardian stopped, then
+			 * killed), and then its status is the run's.
+			 */
+			s->is_exited = 1;
+			s->code = supervise_status_code(status);
+			s->code_sig = WIFSIGNALED(status) ?
+			    WTERMSIG(status) : 0;
 		}
 	}
 }

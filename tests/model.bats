@@ -76,6 +76,10 @@ replay() {
 	replay quorum-force-semaphore
 }
 
+@test "regression: a command that ended while its guardian was stopped keeps its exit status when the guardian is killed" {
+	replay guardian-stopped-exit
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	run "$MODEL/check" --binary "$BIN" --seconds 30 --seed 20261205 --nemesis kill,force \
 	    --shrink-budget 60 --save "$BATS_TEST_TMPDIR"

@@ -258,6 +258,24 @@ rec() { printf 'sh -c '\''echo $$ >>"%s/pids"; exec %s'\''' "$D" "$*"; }
 	assert_stderr_line "redlock-cli: the command's guardian (pid $guard) was killed by SIGKILL: killing what is left of the job"
 }
 
+# Found by the model checker (seed 1677783090): the command ended while
+# its guardian was stopped, so nobody told run; the guardian was killed
+# then.  run, the job's subreaper, gets the command's zombie and its status.
+@test "the guardian stopped when the command ends, then killed: run exits with the command's own status" {
+	local guard cmd
+	start_bg runner run k -c "echo \$PPID >'$D/guard'; echo \$\$ >'$D/cmdpid'; kill -STOP \$PPID; exit 5"
+	wait_until test -s "$D/cmdpid"
+	cmd=$(cat "$D/cmdpid")
+	guard=$(cat "$D/guard")
+	# Exited, but not reaped: its guardian is stopped.
+	wait_until eval '[ "$(awk '"'"'{ sub(/.*\) /, ""); print $1 }'"'"' "/proc/$cmd/stat" 2>/dev/null)" = Z ]' ||
+	    fail "the command did not end as a zombie"
+	kill -KILL "$guard"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 5
+	refute_key tree k
+}
+
 @test "once run has exited, the command's guardian is gone too" {
 	start_bg runner run k -c "echo \$PPID >'$D/guard'"
 	wait_bg "$BG_PID"
