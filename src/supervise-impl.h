@@ -109,6 +109,7 @@ struct supervisor {
 	pid_t				 child;		/* the command */
 	const char			*argv0;		/* its name */
 	int				 is_start_failed; /* it never ran */
+	int				 start_code;	/* run's exit then; 0: 69 */
 	int				 tty_fd;	/* -1 if not handed */
 	int64_t				 renew_ns;
 	int64_t				 retry_ns;

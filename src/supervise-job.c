@@ -160,6 +160,8 @@ supervise_started(struct supervisor *s, const struct supervise_msg *m)
 		if (m->err == ETIMEDOUT)
 			log_warnx("cannot start the command: it had not "
 			    "started by the end of the lock's validity");
+		else if (m->err == ESRCH)
+			;	/* its guardian is gone: supervise_spawn_pre() */
 		else
 			log_warn("cannot start the command");
 		return (-1);

@@ -130,6 +130,7 @@ static int
 supervise_spawn_pre(struct supervisor *s)
 {
 	struct supervise_msg m;
+	int		     st = 0;
 
 	s->guard = supervise_pre_go(s->opts->pre, s->lock, s->tty_fd != -1,
 	    lock_valid_until_ns(s->lock), &s->guard_fd, &m);
@@ -140,8 +141,18 @@ supervise_spawn_pre(struct supervisor *s)
 	/* A guardian stopped on the way would never exit. */
 	(void)kill(s->guard, SIGKILL);
 	(void)close(s->guard_fd);
-	while (waitpid(s->guard, NULL, 0) == -1 && errno == EINTR)
+	while (waitpid(s->guard, &st, 0) == -1 && errno == EINTR)
 		;
+	/* Killed by someone before it started the command: said as a
+	 * guardian killed later is, with the signal's exit status. */
+	if (m.err == ESRCH && WIFSIGNALED(st)) {
+		log_warnx("the command's guardian (pid %ld) was killed by "
+		    "SIG%s before it started the command", (long)s->guard,
+		    signame_name(WTERMSIG(st)));
+		s->start_code = EXIT_SIGNAL_BASE + WTERMSIG(st);
+	} else if (m.err == ESRCH)
+		log_warnx("cannot start the command: its guardian (pid %ld) "
+		    "is gone", (long)s->guard);
 	return (-1);
 }
 

@@ -362,6 +362,30 @@ guardian_of() {
 	[ "$(cat "$D/guard2")" != "$old" ] || fail "the dead guardian started it"
 }
 
+# Found by the model checker (seed 942169812): the guardian killed after
+# the lock was taken, before it started the command.  The command never
+# runs, the lock is given back, and run says what happened, as when a
+# guardian is killed later: 137, not 69 ("Redis unavailable").
+@test "a waiting run's guardian killed after the take, before the command starts: no command, lock released, exit 137 naming it" {
+	local tok guard
+	tok=$(redlock-cli acquire k -t 30s)
+	start_bg waiter -v run k -t 3s -c "touch '$D/ran'"
+	wait_until guardian_of "$BG_PID" || fail "no guardian while waiting"
+	guard=$(cat "$D/guard")
+	# Stopped, it cannot start the command when told to.
+	kill -STOP "$guard"
+	redlock-cli release k --token "$tok"
+	wait_until key_present tree k || fail "the waiter did not take the lock"
+	sleep 0.2
+	kill -KILL "$guard"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 137
+	[ ! -e "$D/ran" ] || fail "the command ran"
+	refute_key tree k
+	assert_stderr_line "redlock-cli: the command's guardian (pid $guard) was killed by SIGKILL before it started the command"
+}
+
 # sockets_of PID: how many of its descriptors are sockets.
 sockets_of() {
 	local f n=0
