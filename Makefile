@@ -124,7 +124,7 @@ NEED_LDL = $(call once,NEED_LDL,$(shell printf '\043include <dlfcn.h>\nint main(
 ALL_LDLIBS = $(LINK_LIBS) $(NEED_LDL) $(LDLIBS)
 
 # Debian packages: to build; for the demo; for the whole suite (every
-# command the tests call: jq, socat, ss, man, zsh, fish, clang with its
+# command the tests call: jq, socat, ss, strace, man, zsh, fish, clang with its
 # libFuzzer (libclang-rt-dev), python3-redis for tests/interop.bats ...).
 # Node.js and npm for the node-redlock interop test come from Debian
 # unless a node is on PATH.
@@ -133,7 +133,7 @@ DEMO_DEPS  = $(BUILD_DEPS) redis-server redis-tools
 DEPS	= $(DEMO_DEPS) redis-sentinel bats bats-support bats-assert \
 	  mandoc man-db shellcheck valgrind socat jq iproute2 openssl procps \
 	  bash-completion zsh fish clang libclang-rt-dev python3 python3-redis git \
-	  faketime lua5.1
+	  faketime lua5.1 strace
 APT	= sh tests/deps/apt.sh
 
 all: $(BIN)
