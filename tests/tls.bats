@@ -72,7 +72,7 @@ setup_file() {
 
 teardown_file() {
 	stop_bg_jobs
-	for n in main mtls q1 q2 q3 auth old; do
+	for n in main mtls q1 q2 q3 auth old plain; do
 		redis_stop "$n"
 	done
 }
