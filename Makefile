@@ -22,6 +22,8 @@ SRCS	+= src/lock-queue.c src/lock-listen.c src/supervise-listen.c
 SRCS	+= src/tls-dlopen.c src/tls-linked.c
 # What a holder records of its command, secrets masked (issue 32).
 SRCS	+= src/mask.c
+# Each lock's run history, and the history verb (issue 36).
+SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries
@@ -173,7 +175,7 @@ $(B)/%.o: %.c
 SHATOOL	= src/tools/script-sha
 src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/scripts-queue.h src/scripts-mutex.h \
     src/scripts-semaphore.h src/scripts-list.h src/scripts-shared.h \
-    src/sha1.c src/redlock.h
+    src/scripts-history.h src/sha1.c src/redlock.h
 	$(CC_FOR_BUILD) -std=c11 -D_GNU_SOURCE -Wall -Wextra \
 	    $(CFLAGS_FOR_BUILD) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c
 	./$(SHATOOL) >$@.$$$$.tmp && mv $@.$$$$.tmp $@

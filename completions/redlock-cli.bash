@@ -5,21 +5,23 @@
 # page; tests/completions.bats checks that the two stay in step.  Works with
 # the bash-completion package and, without it, in plain bash.
 
-_redlock_cli_verbs="acquire release extend run status list help"
+_redlock_cli_verbs="acquire release extend run status list history help"
 
 _redlock_cli_global="-u --url --user --password-file --no-auth-warning
-	--connect-timeout --io-timeout --wait-replicas --wait-timeout --tls
+	--connect-timeout --io-timeout --wait-replicas --wait-timeout
+	--history-size --tls
 	--cacert --cacertdir --cert --key --sni --insecure --prefix -q --quiet
 	-v --verbose --syslog -h --help -V --version"
 
 # Options that take an argument, padded with blanks for matching.
 _redlock_cli_argopts=" -u --url --user --password-file --connect-timeout
-	--io-timeout --wait-replicas --wait-timeout --cacert --cacertdir --cert
+	--io-timeout --wait-replicas --wait-timeout --history-size --cacert
+	--cacertdir --cert
 	--key --sni --prefix -t --ttl -w --wait --timeout -E
 	--conflict-exit-code --token --renew --lost-signal --kill-after
 	--lost-exit-code --jitter --min-hold -c --command --limit --queue
 	--order --superseded-exit-code --outdated-exit-code
-	--cancelled-exit-code --record-command --metrics-file "
+	--cancelled-exit-code --record-command --metrics-file --count "
 
 # The URL schemes that -u accepts (see URLS in the man page).
 _redlock_cli_schemes="redis:// rediss:// unix:// redis-sentinel://
@@ -56,6 +58,8 @@ _redlock_cli_verb_opts()
 		echo "--limit --json" ;;
 	list)
 		echo "--json" ;;
+	history)
+		echo "-n --count --json" ;;
 	esac
 }
 
@@ -201,8 +205,11 @@ _redlock_cli()
 	--min-hold|--connect-timeout|--io-timeout|-E|--conflict-exit-code|\
 	--lost-exit-code|--token|--prefix|-c|--command|--limit|--user|\
 	--wait-replicas|--wait-timeout|--sni|--order|--superseded-exit-code|\
-	--outdated-exit-code|--cancelled-exit-code)
+	--outdated-exit-code|--cancelled-exit-code|--history-size|--count)
 		return ;;
+	-n)
+		# history's -n takes a count; elsewhere it is --nonblock.
+		[[ $verb == history ]] && return ;;
 	--queue)
 		_redlock_cli_reply "any fifo latest"
 		return ;;
@@ -223,10 +230,10 @@ _redlock_cli()
 	case $verb in
 	help)
 		if ((cword == verb_at + 1)) && [[ $cur != -* ]]; then
-			_redlock_cli_reply "acquire release extend run status"
+			_redlock_cli_reply "acquire release extend run status list history"
 		fi
 		return ;;
-	acquire|release|extend|run|status)
+	acquire|release|extend|run|status|list|history)
 		if [[ $cur == -* ]]; then
 			_redlock_cli_reply "$(_redlock_cli_verb_opts "$verb") $_redlock_cli_global"
 		fi

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # fish completion for redlock-cli(1); mirrors completions/redlock-cli.bash
 
-set -l verbs acquire release extend run status list help
+set -l verbs acquire release extend run status list history help
 
 # true once "--" has been typed after run: the rest is the command to run
 function __redlock_cli_after_dashdash
@@ -39,8 +39,9 @@ complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a extend -d
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a run -d 'Run a command while holding a lock'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a status -d 'Show who holds a lock'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a list -d 'Show every held lock'
+complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a history -d 'Show how the last runs of a lock ended'
 complete -c redlock-cli -n "not __fish_seen_subcommand_from $verbs" -a help -d 'Show the usage of a command'
-complete -c redlock-cli -n '__fish_seen_subcommand_from help' -a 'acquire release extend run status list'
+complete -c redlock-cli -n '__fish_seen_subcommand_from help' -a 'acquire release extend run status list history'
 
 # global options, before or after the verb
 set -l g 'not __redlock_cli_after_dashdash'
@@ -52,6 +53,7 @@ complete -c redlock-cli -n $g -l connect-timeout -x -d 'Connect timeout (duratio
 complete -c redlock-cli -n $g -l io-timeout -x -d 'Timeout per Redis command (duration)'
 complete -c redlock-cli -n $g -l wait-replicas -x -d 'WAIT for this many replicas'
 complete -c redlock-cli -n $g -l wait-timeout -x -d 'How long WAIT may take (duration)'
+complete -c redlock-cli -n $g -l history-size -x -d 'Keep this many entries of each lock'"'"'s history'
 complete -c redlock-cli -n $g -l tls -d 'Use TLS for every connection'
 complete -c redlock-cli -n $g -l cacert -r -F -d 'Trust the CA certificates in this file'
 complete -c redlock-cli -n $g -l cacertdir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Trust the CA certificates in this directory'
@@ -81,7 +83,8 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -l queue -x -a 'any
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l order -x -d 'Rank waiters by this number'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l cancel-running -d 'Stop the running holder (=GRACE)'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l record-command -x -a 'full name none' -d 'What status shows of the command line'
-complete -c redlock-cli -n '__redlock_cli_using acquire status list' -l json -d 'Print JSON'
+complete -c redlock-cli -n '__redlock_cli_using acquire status list history' -l json -d 'Print JSON'
+complete -c redlock-cli -n '__redlock_cli_using history' -s n -l count -x -d 'Show this many entries'
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'

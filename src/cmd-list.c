@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "redlock.h"
+#include "print.h"
 
 static int	cmd_list_exec(struct global_opts *, struct cmd_args *);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "redlock.h"
+#include "print.h"
 
 static int	cmd_release_exec(struct global_opts *, struct cmd_args *);
 static int	cmd_release_force(struct global_opts *, struct cmd_args *);
@@ -45,7 +46,7 @@ cmd_release_removed(const char *key, const struct lock_holder *h)
 		return;
 	}
 	log_sanitize(host, sizeof(host), h->host, strlen(h->host));
-	status_print_since(h->since_ms, since, sizeof(since));
+	timefmt_utc(h->since_ms, since, sizeof(since));
 	log_notice("lock '%s': forced release of %s pid %lld, held since %s",
 	    key, host, (long long)h->pid, since[0] != '\0' ? since :
 	    "an unknown time");
@@ -94,6 +95,9 @@ cmd_release_exec(struct global_opts *g, struct cmd_args *a)
 	cmd_lock_spec(a, &spec);
 	spec.token = a->token;
 	l = lock_open(g, &spec);
+	/* The hold's history entry: the server takes who it was from the
+	 * holder's metadata. */
+	lock_history_end(l, "released", -1, 0);
 	rc = lock_release(l);
 	if (rc == EXIT_OK)
 		log_info("released lock '%s'", a->key);

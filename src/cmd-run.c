@@ -106,7 +106,7 @@ cmd_run_jitter(int64_t jitter_ms)
 static int
 cmd_run_exec(struct global_opts *g, struct cmd_args *a)
 {
-	struct run_end	 end = { RUN_ERROR, 0, 0 };
+	struct run_end	 end = { RUN_ERROR, 0, 0, 0 };
 	const char	*metrics = a->metrics_file;
 	int		 rc;
 
@@ -145,6 +145,7 @@ cmd_run_all(struct global_opts *g, struct cmd_args *a, struct run_end *end)
 		return (EXIT_UNAVAILABLE);
 	}
 	start = clock_mono_ns();
+	end->queued_ms = clock_wall_ms();
 	prep.pre = &pre;
 	prep.argv = argv;
 	prep.key = a->key;
@@ -223,6 +224,10 @@ cmd_run_take(struct global_opts *g, struct cmd_args *a,
 		end->outcome = rc == EXIT_SUPERSEDED ? RUN_SUPERSEDED :
 		    RUN_OUTDATED;
 		rc = cmd_queue_code(l, a, rc);
+		/* Nothing to release: the history entry goes alone. */
+		lock_history_end(l, outcome_name(end->outcome), rc,
+		    end->queued_ms);
+		lock_history_note(l);
 	} else
 		log_warnx("%s", lock_error(l));
 	lock_close(l);

@@ -9,8 +9,10 @@
 #include <stdio.h>
 
 #include "redlock.h"
+#include "print.h"
 
 static int	cmd_status_exec(struct global_opts *, struct cmd_args *);
+static void	cmd_status_last(struct lock *, struct lock_state *);
 
 static const int cmd_status_options[] = { OPT_JSON, OPT_LIMIT, 0 };
 
@@ -53,6 +55,7 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 		return (EXIT_USAGE);
 	}
 	limit = a->limit > 0 ? a->limit : st.limit;
+	cmd_status_last(l, &st);
 	if (a->json) {
 		status_print_json(a->key, limit, &st);
 		(void)putchar('\n');
@@ -62,7 +65,27 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 	rc = st.nholders > 0 ? EXIT_OK : EXIT_BUSY;
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
+	if (st.last != NULL)
+		lock_runs_free(st.last, 1);
 	lock_state_free(&st);
 	lock_close(l);
 	return (rc);
+}
+
+/*
+ * A free lock: how its last run ended, from its history.  A history that
+ * cannot be read leaves the answer as it is: the lock is free either way.
+ */
+static void
+cmd_status_last(struct lock *l, struct lock_state *st)
+{
+	struct lock_run	*runs;
+	size_t		 n;
+
+	if (st->nholders > 0 || lock_history(l, 1, &runs, &n) != EXIT_OK)
+		return;
+	if (n > 0)
+		st->last = runs;
+	else
+		lock_runs_free(runs, n);
 }

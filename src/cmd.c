@@ -14,6 +14,7 @@
 extern const struct cmd_entry cmd_acquire_entry;
 extern const struct cmd_entry cmd_extend_entry;
 extern const struct cmd_entry cmd_help_entry;
+extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_run_entry;
@@ -22,6 +23,7 @@ extern const struct cmd_entry cmd_status_entry;
 static const struct cmd_entry *cmd_table[] = {
 	&cmd_acquire_entry,
 	&cmd_extend_entry,
+	&cmd_history_entry,
 	&cmd_list_entry,
 	&cmd_release_entry,
 	&cmd_run_entry,

@@ -53,6 +53,7 @@ struct lock_attempt_args {
 	const char	*argv[LOCK_ATTEMPT_ARGC];
 	int		 argc;		/* 10 for a probe (-n), else all */
 	char		 ttl[32], pid[32], since[32], lease[32], host[256];
+	char		 history[16];
 };
 
 /* Release a lock that we took but are not keeping. */
@@ -217,12 +218,15 @@ lock_attempt_args(struct lock *l, struct lock_attempt_args *a)
 	 * readers out, and status shows every waiter); -n does not, so it
 	 * leaves nothing behind. */
 	a->argv[9] = l->spec.wait_ms != 0 ? LOCK_STR(LOCK_INTENT_LEASE_MS) : "0";
-	/* The queue's are read only by an attempt that may wait, or a
-	 * probe that must not jump a queue. */
-	a->argc = l->spec.wait_ms != 0 || l->spec.is_fair ? LOCK_ATTEMPT_ARGC :
-	    10;
-	if (a->argc > 10)
-		lock_queue_args(l, &a->argv[10]);
+	lock_queue_args(l, &a->argv[10]);
+	/* A manual hold (acquire) marks its metadata 'm': left to expire,
+	 * its next holder writes it to the history as expired. */
+	if (!l->spec.listens)
+		a->argv[14] = "m";
+	(void)snprintf(a->history, sizeof(a->history), "%d",
+	    l->opts->history_size);
+	a->argv[16] = a->history;
+	a->argc = LOCK_ATTEMPT_ARGC;
 }
 
 /* Keep who holds the lock now, for the busy message and -v. */
@@ -488,6 +492,7 @@ lock_acquire(struct lock *l)
 	 */
 	l->acquired_ns = start;
 	l->taken_ns = taken;
+	l->taken_wall_ms = clock_wall_ms();
 	l->valid_until_ns = start + clock_ms_to_ns(l->ttl_ms -
 	    lock_drift_ms(l->ttl_ms));
 	return (EXIT_OK);

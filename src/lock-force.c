@@ -105,8 +105,8 @@ force_parse(const redisReply *r, struct lock_holder **hs, size_t *n,
 static size_t
 force_call(struct lock *l, struct lock_round *rd)
 {
-	const char	*argv[4];
-	char		 host[256], pid[32];
+	const char	*argv[5];
+	char		 host[256], pid[32], size[16];
 	size_t		 len;
 
 	if (l->q.cancel_prefix == NULL)
@@ -120,7 +120,10 @@ force_call(struct lock *l, struct lock_round *rd)
 	argv[1] = l->q.cancel_prefix;
 	argv[2] = host;
 	argv[3] = pid;
-	return (lock_call(l, l->scripts->force, LOCK_NKEYS, 4, argv, NULL, 0,
+	/* Each holder removed gets its history entry: 'forced'. */
+	(void)snprintf(size, sizeof(size), "%d", l->opts->history_size);
+	argv[4] = size;
+	return (lock_call(l, l->scripts->force, LOCK_NKEYS, 5, argv, NULL, 0,
 	    rd));
 }
 

@@ -26,7 +26,7 @@
 #include "redlock.h"
 
 /* acquire's arguments, at most (see scripts-lua.h) */
-#define LOCK_ATTEMPT_ARGC	16
+#define LOCK_ATTEMPT_ARGC	17
 /* A queued waiter's place lasts this long without a try. */
 #define LOCK_FAIR_LEASE_MS	3000
 /*
@@ -60,6 +60,7 @@ enum lock_key {
 	LK_RMETA,	/* -s: readers' metadata */
 	LK_WRITERS,	/* -x waiting: keeps new readers out */
 	LK_RWAIT,	/* -s waiting: woken together */
+	LK_HISTORY,	/* the runs that ended (scripts-history.h) */
 	LOCK_NKEYS
 };
 
@@ -79,6 +80,8 @@ struct lock_scripts {
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
 extern struct script *const scripts_list;	/* every mode at once */
+extern struct script *const scripts_history_note;
+extern struct script *const scripts_history_read;
 extern const struct lock_scripts scripts_shared;
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
@@ -114,6 +117,16 @@ struct lock_queue_state {
 	int64_t		 cancel_grace_ms;	/* what a cancel asked for */
 };
 
+/*
+ * How the holder's run ended, as the release (or lock_history_note) writes
+ * it to the lock's history; outcome NULL: nothing to write.
+ */
+struct lock_end {
+	const char	*outcome;
+	int		 exit_code;	/* -1: none */
+	int64_t		 queued_ms;	/* wall clock; 0: unknown */
+};
+
 struct lock {
 	const struct global_opts *opts;
 	struct lock_spec spec;		/* as opened; key and token owned */
@@ -134,6 +147,8 @@ struct lock {
 	int64_t		 fence;
 	int64_t		 acquired_ns;	/* CLOCK_MONOTONIC, start of attempt */
 	int64_t		 taken_ns;	/* and when its answer was in */
+	int64_t		 taken_wall_ms;	/* the same, by the wall clock */
+	struct lock_end	 end;		/* lock-history.c's: how it ended */
 	int64_t		 valid_until_ns;	/* our view of the expiry */
 	int64_t		 busy_ttl_ms;	/* holder's PTTL on the last busy */
 	int		 splits;	/* split votes in a row (lock-wait.c) */
@@ -189,6 +204,16 @@ int	 lock_unexpected(struct lock *, size_t, const char *,
 	     const redisReply *, const char *);
 void	 lock_forget_attempt(struct lock *, const char *const *, int, int);
 int	 lock_wait_replicas(struct lock *, int64_t);
+
+/* lock-history.c: ARGV of an entry, the size first */
+#define LOCK_ENTRY_ARGC	11
+struct lock_entry_args {
+	const char	*argv[LOCK_ENTRY_ARGC];
+	char		 size[16], exit[16], pid[32], order[32];
+	char		 queued[32], started[32], ended[32], fence[32];
+	char		 host[256];
+};
+void	 lock_entry_args(const struct lock *, struct lock_entry_args *);
 
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);

@@ -60,6 +60,10 @@ BLIND_SCRIPT(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back, 1);
 SCRIPT(LIST, lua_list, 0);
 
 struct script *const scripts_list = &script_LIST;
+SCRIPT(HISTORY_NOTE, lua_history_note, 0);
+SCRIPT(HISTORY_READ, lua_history_read, 0);
+struct script *const scripts_history_note = &script_HISTORY_NOTE;
+struct script *const scripts_history_read = &script_HISTORY_READ;
 SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
 SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
 SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);

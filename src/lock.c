@@ -70,7 +70,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
 	    "queue", "leases", "wake", "readers", "rmeta", "writers",
-	    "rwait" };
+	    "rwait", "history" };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	struct lock	*l;
 	size_t		 i;
@@ -240,7 +240,7 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 	const struct lock_holder *h = &l->busy;
 	char		 cmd[96], what[256], more[64], at[32], left[32];
 
-	status_print_since(h->since_ms, at, sizeof(at));
+	timefmt_utc(h->since_ms, at, sizeof(at));
 	if (h->writer && h->host != NULL && h->pid > 0) {
 		if (at[0] != '\0')
 			(void)snprintf(buf, len, "%s pid %lld (waiting since "
@@ -263,7 +263,7 @@ lock_describe_holder(const struct lock *l, char *buf, size_t len)
 		(void)snprintf(more, sizeof(more), "since %s", at);
 		lock_describe_join(what, sizeof(what), more);
 	}
-	status_print_held(h->since_ms, left, sizeof(left));
+	timefmt_age(h->since_ms, left, sizeof(left));
 	if (left[0] != '\0') {
 		(void)snprintf(more, sizeof(more), "held %s", left);
 		lock_describe_join(what, sizeof(what), more);
@@ -361,13 +361,17 @@ lock_owner_answers(struct lock *l, const char *what, struct lock_round *rd)
 size_t
 lock_release_call(struct lock *l, struct lock_round *rd)
 {
-	const char *argv[3];
+	struct lock_entry_args	 e;
+	const char		*argv[3 + LOCK_ENTRY_ARGC];
 
 	argv[0] = l->token;
 	argv[1] = l->limit_arg;
 	argv[2] = l->q.wake_prefix;
-	return (lock_call(l, l->scripts->release, LOCK_NKEYS, 3, argv, NULL, 0,
-	    rd));
+	/* The history entry rides with the release: no call of its own. */
+	lock_entry_args(l, &e);
+	memcpy(&argv[3], e.argv, sizeof(e.argv));
+	return (lock_call(l, l->scripts->release, LOCK_NKEYS,
+	    3 + LOCK_ENTRY_ARGC, argv, NULL, 0, rd));
 }
 
 int
@@ -409,7 +413,7 @@ lock_extend_call(struct lock *l, int64_t ttl_ms, int64_t cap_ns,
     int64_t *set_ms)
 {
 	struct lock_round	 rd;
-	const char		*argv[4];
+	const char		*argv[5];
 	char			 ttl[32], dflt[32];
 	int			 rc;
 
@@ -419,7 +423,10 @@ lock_extend_call(struct lock *l, int64_t ttl_ms, int64_t cap_ns,
 	argv[1] = ttl;
 	argv[2] = l->limit_arg;
 	argv[3] = dflt;
-	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
+	/* The extend verb's: a manual hold keeps its metadata as long as
+	 * the record it becomes if it expires (scripts-history.h). */
+	argv[4] = l->spec.listens ? "" : "m";
+	(void)lock_call_keys(l, l->scripts->extend, 5, argv, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	*set_ms = rc == EXIT_OK && ttl_ms == 0 ? lock_extended_ttl(l, &rd) :
 	    ttl_ms;

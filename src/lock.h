@@ -89,6 +89,7 @@ struct lock_view {
 	char		    queue[8];	/* their mode: any, fifo, latest */
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 };
+struct lock_run;
 /* what status found */
 struct lock_state {
 	struct lock_holder *holders;	/* on a majority */
@@ -103,6 +104,8 @@ struct lock_state {
 	int64_t		    limit;	/* a semaphore's, as stored; 0 */
 	int		    disagree;	/* quorum: the servers' views differ */
 	const char	   *mode;	/* as a holding server names it */
+	struct lock_run	   *last;	/* free: the history's newest entry
+					 * (the caller's to free) */
 };
 struct lock;
 struct lock *lock_open(const struct global_opts *, const struct lock_spec *);
@@ -115,6 +118,23 @@ int	 lock_status(struct lock *, struct lock_state *);
 int	 lock_force_release(struct lock *, struct lock_holder **, size_t *,
 	     size_t *);
 void	 lock_state_free(struct lock_state *);
+/* one entry of a lock's history (lock-history.c) */
+struct lock_run {
+	char		*outcome;	/* ok, failed, ... expired */
+	int		 exit_code;	/* -1: none */
+	char		*host;		/* '' unknown */
+	int64_t		 pid;		/* -1 unknown */
+	char		*command;	/* masked as recorded; '' */
+	int64_t		 order;		/* -1: none */
+	int64_t		 queued_ms;	/* wall clock; 0 unknown */
+	int64_t		 started_ms;
+	int64_t		 ended_ms;
+	int64_t		 fence;		/* -1 unknown */
+};
+void	 lock_history_end(struct lock *, const char *, int, int64_t);
+void	 lock_history_note(struct lock *);
+int	 lock_history(struct lock *, int64_t, struct lock_run **, size_t *);
+void	 lock_runs_free(struct lock_run *, size_t);
 void	 lock_holders_free(struct lock_holder *, size_t);
 void	 lock_waiters_free(struct lock_waiter *, size_t);
 const char *lock_error(const struct lock *);

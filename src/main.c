@@ -56,6 +56,7 @@ main(int argc, char **argv)
 	g.connect_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.io_timeout_ms = DEFAULT_TIMEOUT_MS;
 	g.wait_timeout_ms = DEFAULT_TIMEOUT_MS;
+	g.history_size = LOCK_HISTORY_MAX;
 
 	st = options_parse_globals(argc, argv, &g, &i);
 	if (st.exit_now) {

@@ -32,7 +32,7 @@ struct options_alias {
 	int	 id;		/* the option it is */
 };
 extern const struct options_alias options_short_aliases[];
-int	 options_canonical(int);
+int	 options_canonical(const struct cmd_entry *, int);
 extern const size_t options_ndefs;
 int	 options_listed(const struct cmd_entry *, int);
 int	 options_takes(const struct cmd_entry *, int);

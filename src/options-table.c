@@ -37,6 +37,8 @@ const struct options_def options_defs[] = {
 	    "N", "WAIT for N replicas after acquire and renewals", NULL },
 	{ { { "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT }, 1 },
 	    "DUR", "how long WAIT may take", "1s" },
+	{ { { "history-size", required_argument, NULL, OPT_HISTORY_SIZE }, 1 },
+	    "N", "keep each lock's last N runs (0: none)", "1000" },
 	{ { { "tls", no_argument, NULL, OPT_TLS }, 1 }, NULL,
 	    "TLS to every server, as rediss:// does", NULL },
 	{ { { "cacert", required_argument, NULL, OPT_CACERT }, 1 }, "FILE",
@@ -136,6 +138,8 @@ const struct options_def options_defs[] = {
 	    "full (secrets masked), name or none: what status shows of the "
 	    "command line",
 	    "full" },
+	{ { { "count", required_argument, NULL, OPT_COUNT }, 0 }, "N",
+	    "how many entries history shows; also -n N", "20" },
 	{ { { "metrics-file", required_argument, NULL, OPT_METRICS_FILE }, 0 },
 	    "PATH", "at the end, write Prometheus metrics of the runs to PATH",
 	    "$REDLOCK_METRICS_FILE" },
@@ -149,17 +153,24 @@ const struct options_def options_defs[] = {
 const struct options_alias options_short_aliases[] = {
 	{ 'o', OPT_RELEASE_ON_EXIT },
 	{ 'e', OPT_EXCLUSIVE },
+	/* history's -n COUNT, as tail(1) and journalctl(1) spell it; -n
+	 * is --nonblock for the verbs that take a lock. */
+	{ 'n', OPT_COUNT },
 	{ 0, 0 }
 };
 
-/* The option a short alias stands for; any other id as it is. */
+/*
+ * The option a short alias stands for in verb e (a letter may be an
+ * alias in one verb and an option of its own in another); any other id
+ * as it is.
+ */
 int
-options_canonical(int id)
+options_canonical(const struct cmd_entry *e, int id)
 {
 	const struct options_alias *a;
 
 	for (a = options_short_aliases; a->letter != 0; a++)
-		if (a->letter == id)
+		if (a->letter == id && options_takes(e, a->id))
 			return (a->id);
 	return (id);
 }

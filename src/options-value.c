@@ -127,6 +127,12 @@ options_global(int ch, const char *arg, struct global_opts *g)
 	case OPT_WAIT_TIMEOUT:
 		return (options_duration("--wait-timeout", arg,
 		    &g->wait_timeout_ms, 0));
+	case OPT_HISTORY_SIZE:
+		if (options_count("--history-size", arg, 0, LOCK_HISTORY_MAX,
+		    &v) != 0)
+			return (EXIT_USAGE);
+		g->history_size = (int)v;
+		return (0);
 	default:
 		return (options_tls(ch, arg, &g->tls));
 	}
@@ -192,6 +198,9 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_JSON:
 		a->json = 1;
 		return (0);
+	case OPT_COUNT:
+		return (options_count("--count", arg, 1, LOCK_HISTORY_MAX,
+		    &a->count));
 	case OPT_LIMIT:
 		/* How many holders a semaphore admits. */
 		return (options_count("--limit", arg, 1, 1000000, &a->limit));

@@ -82,9 +82,14 @@ options_alias_letters(const struct cmd_entry *e, char *shortopts, size_t *ns)
 {
 	const struct options_alias *a;
 
-	for (a = options_short_aliases; a->letter != 0; a++)
-		if (options_takes(e, a->id))
-			shortopts[(*ns)++] = (char)a->letter;
+	for (a = options_short_aliases; a->letter != 0; a++) {
+		if (!options_takes(e, a->id))
+			continue;
+		shortopts[(*ns)++] = (char)a->letter;
+		if (options_find(a->id)->getopt.opt.has_arg ==
+		    required_argument)
+			shortopts[(*ns)++] = ':';
+	}
 }
 
 /* -V: the version and what is inside (hiredis, the libssl TLS would load). */
@@ -150,6 +155,7 @@ options_defaults(struct cmd_args *a)
 	a->lost_signal = SIGTERM;
 	a->lost_exit_code = EXIT_LOST;
 	a->order = -1;
+	a->count = LOCK_HISTORY_SHOWN;
 	a->cancel_grace_ms = -1;
 	a->superseded_code = EXIT_SUPERSEDED;
 	a->outdated_code = EXIT_OUTDATED;
@@ -317,7 +323,7 @@ options_parse(const struct cmd_entry *e, int argc, char **argv,
 	opterr = 0;
 	while (rc == 0) {
 		before = optind == 0 ? 1 : optind;
-		ch = options_canonical(getopt_long(argc, argv, shortopts,
+		ch = options_canonical(e, getopt_long(argc, argv, shortopts,
 		    longopts, NULL));
 		if (ch == -1 && optind == before + 1 &&
 		    strcmp(argv[before], "--") == 0)

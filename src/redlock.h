@@ -79,6 +79,9 @@ enum exit_code {
 };
 
 #define DEFAULT_TTL_MS		30000
+/* A lock's history: the most entries kept (the default), and shown. */
+#define LOCK_HISTORY_MAX	1000
+#define LOCK_HISTORY_SHOWN	20
 #define DEFAULT_TIMEOUT_MS	1000
 #define DEFAULT_CANCEL_GRACE_MS	10000	/* --cancel-running without =GRACE */
 #define DEFAULT_URL		"redis://127.0.0.1:6379"
@@ -235,6 +238,7 @@ struct global_opts {
 	int		  verbose;
 	int		  use_syslog;
 	int		  wait_replicas;	/* WAIT for this many, 0: no */
+	int		  history_size;	/* --history-size: entries kept */
 	int64_t		  wait_timeout_ms;
 	struct tls_options tls;
 };
@@ -255,6 +259,7 @@ struct cmd_args {
 	int		  lost_signal;
 	int		  lost_exit_code;
 	int64_t		  limit;	/* --limit N, 0 = mutex */
+	int64_t		  count;	/* history -n N */
 	int		  queue;	/* enum lock_queue: --queue, --fair */
 	int64_t		  order;	/* --order N, -1 when not given */
 	int		  skip_outdated;	/* run --skip-outdated */
@@ -350,7 +355,9 @@ enum cmd_option {
 	OPT_CANCELLED_CODE,
 	OPT_FORCE,
 	OPT_RECORD_COMMAND,
-	OPT_METRICS_FILE
+	OPT_METRICS_FILE,
+	OPT_HISTORY_SIZE,
+	OPT_COUNT
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);
@@ -443,6 +450,7 @@ enum run_outcome {
 struct run_end {
 	enum run_outcome outcome;
 	int64_t		 waited_ms;	/* for the lock, until taken or not */
+	int64_t		 queued_ms;	/* when it began, by the wall clock */
 	int64_t		 held_ms;	/* from the take to the release; 0 */
 };
 
@@ -482,13 +490,9 @@ void	 supervise_pre_start(struct supervise_pre *, char **, const char *,
 void	 supervise_pre_end(struct supervise_pre *);
 
 
-/* status-print.c: a lock's state as status and list print it */
-void	 status_print_json(const char *, int64_t, const struct lock_state *);
-void	 status_print_text(const char *, int64_t, const struct lock_state *);
-void	 status_print_token(const char *, char *, size_t);
-void	 status_print_held(int64_t, char *, size_t);
-void	 status_print_since(int64_t, char *, size_t);
-void	 status_print_entry(const char *, int64_t, const struct lock_state *);
+/* timefmt.c: times as output shows them */
+void	 timefmt_utc(int64_t, char *, size_t);
+void	 timefmt_age(int64_t, char *, size_t);
 
 /* json.c */
 void	 json_string(const char *);

@@ -130,6 +130,7 @@
 	"end\n"
 
 #include "scripts-queue.h"
+#include "scripts-history.h"
 
 /*
  * acquire: take the lock (or a slot) if free, and give this holder its
@@ -209,7 +210,8 @@
 #define LUA_RELEASE_BODY						\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
 	"if mode_prepare(now) then return clash() end\n"		\
-	"local done = mode_drop(ARGV[1], now)\n"			\
+	"local done = history_release(ARGV[1], function()\n"		\
+	"  return mode_drop(ARGV[1], now) end)\n"			\
 	"if done ~= 1 then return done end\n"				\
 	"wake_waiters()\n"						\
 	"return 1\n"
@@ -314,11 +316,17 @@
 	" ' ' .. ARGV[3])\n"						\
 	"  redis.call('PEXPIRE', ARGV[2] .. tok, " LUA_LINGER_MS ")\n"	\
 	"end\n"							\
+	"local function force_record(tok)\n"				\
+	"  local n = tonumber(ARGV[5]) or 0\n"			\
+	"  local m = n > 0 and tok ~= '' and history_holder(tok)\n"	\
+	"  if m then history_ended(n, m, 'forced', history_now()) end\n"	\
+	"end\n"							\
 	"local function drop_list(z, meta)\n"				\
 	"  local removed, all = {}, redis.call('ZRANGE', z, 0, -1)\n"	\
 	"  for i, tok in ipairs(all) do\n"				\
 	"    force_tell(tok)\n"					\
 	"    if i <= " LUA_FORCE_MAX " then\n"				\
+	"      force_record(tok)\n"					\
 	"      local m = redis.call('HMGET', meta, tok .. ':host',"	\
 	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
 	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
@@ -429,6 +437,8 @@ static const char lua_done[] =
 	X(SHARED_RELEASE, lua_shared_release)				\
 	X(SHARED_EXTEND, lua_shared_extend)				\
 	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)			\
-	X(SHARED_GIVE_BACK, lua_shared_give_back)
+	X(SHARED_GIVE_BACK, lua_shared_give_back)			\
+	X(HISTORY_NOTE, lua_history_note)				\
+	X(HISTORY_READ, lua_history_read)
 
 #endif /* SCRIPTS_LUA_H */

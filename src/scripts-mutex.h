@@ -49,10 +49,13 @@
 	"local function mode_meta_is(token)\n"				\
 	"  return redis.call('HGET', KEYS[3], 'token') == token\n"	\
 	"end\n"							\
+	/* A manual hold's metadata is its history record once it has
+	 * expired (scripts-history.h): kept as long as one. */		\
+	"local meta_linger = " LUA_LINGER_MS "\n"			\
 	"local function keep(ttl)\n"					\
 	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
 	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
-	"  redis.call('PEXPIRE', KEYS[3], ttl + " LUA_LINGER_MS ")\n"	\
+	"  redis.call('PEXPIRE', KEYS[3], ttl + meta_linger)\n"	\
 	"end\n"							\
 	"local function mode_mine(token, ttl, now)\n"			\
 	"  if cur ~= token then return nil end\n"			\
@@ -109,6 +112,7 @@
 	"    return removed\n"						\
 	"  end\n"							\
 	"  local h = mode_holder()\n"					\
+	"  force_record(h[1])\n"					\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  force_tell(h[1])\n"					\
 	"  return {{h[1], h[2], h[3], h[4], h[5]}}\n"			\
@@ -122,6 +126,7 @@
 	"local function mode_fence(ttl) return next_fence(ttl) end\n"	\
 	"local function mode_take(token, ttl, now, f, order, at)\n"	\
 	"  redis.call('SET', KEYS[1], token, 'PX', ttl)\n"		\
+	"  history_expired()\n"					\
 	"  set_meta(f, now, order, at)\n"				\
 	"  redis.call('ZREM', KEYS[9], token)\n"			\
 	"end\n"
@@ -138,7 +143,8 @@
 	"    'since', acquired_at(now), 'ttl', ARGV[2],\n"			\
 	"    'listens', ARGV[15] or '0', 'queue', ARGV[11] or 'any',\n"	\
 	"    'order', order or '', 'at', at or '')\n"				\
-	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + " LUA_LINGER_MS ")\n"\
+	"  redis.call('PEXPIRE', KEYS[3], ARGV[2] + (ARGV[15] == 'm' and"	\
+	" " LUA_HISTORY_KEEP_MS " or " LUA_LINGER_MS "))\n"		\
 	"end\n"
 
 /*
@@ -151,14 +157,18 @@ static const char lua_mutex_acquire[] =
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_MUTEX_SET_META
+	LUA_HISTORY
+	LUA_HISTORY_EXPIRED
 	"if ARGV[8] == '0' and (ARGV[11] or 'any') == 'any' and\n"
 	"    redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+	"  history_expired()\n"
 	"  local f = next_fence(tonumber(ARGV[2]))\n"
 	"  set_meta(f, nil, ARGV[12] ~= '' and ARGV[12] or nil)\n"
 	"  return {1, f}\n"
 	"end\n"
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
+	"if ARGV[15] == 'm' then meta_linger = " LUA_HISTORY_KEEP_MS " end\n"
 	LUA_MUTEX_TAKE
 	LUA_WAKE(9)
 	LUA_QUEUE_TURN
@@ -168,6 +178,7 @@ static const char lua_mutex_acquire[] =
 static const char lua_mutex_release[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_HISTORY_RELEASE
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
 	LUA_WAKE(3)
@@ -188,6 +199,7 @@ static const char lua_mutex_extend[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
+	"if ARGV[5] == 'm' then meta_linger = " LUA_HISTORY_KEEP_MS " end\n"
 	LUA_EXTEND_BODY;
 
 static const char lua_mutex_raise_fence[] =
@@ -200,6 +212,7 @@ static const char lua_mutex_raise_fence[] =
 static const char lua_mutex_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_HISTORY
 	LUA_DROP_LIST
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE

@@ -147,6 +147,7 @@ static const char lua_semaphore_acquire[] =
 static const char lua_semaphore_release[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_HISTORY_RELEASE
 	LUA_SEMAPHORE_MODE(2)
 	LUA_WAKE(3)
 	LUA_RELEASE_BODY;
@@ -174,6 +175,7 @@ static const char lua_semaphore_raise_fence[] =
 static const char lua_semaphore_force[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
+	LUA_HISTORY
 	LUA_DROP_LIST
 	LUA_SEMAPHORE_MODE(2)
 	LUA_SEMAPHORE_DROP_ALL

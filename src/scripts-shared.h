@@ -407,7 +407,10 @@
 	"  if not redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', rd_t,"	\
 	" 'LIMIT', 0, 1)[1] then\n"					\
 	"    local top = redis.call('ZRANGE', KEYS[7], -1, -1)[1]\n"	\
-	"    if top ~= ARGV[1] then return rd_drop(ARGV[1], top) end\n"	\
+	"    if top ~= ARGV[1] then\n"				\
+	"      return history_release(ARGV[1], function()\n"		\
+	"        return rd_drop(ARGV[1], top) end)\n"			\
+	"    end\n"							\
 	"  end\n"							\
 	"end\n"
 
@@ -436,6 +439,7 @@ static const char lua_shared_acquire[] =
 
 static const char lua_shared_release[] =
 	LUA_SERVER_NOW
+	LUA_HISTORY_RELEASE
 	LUA_SHARED_KEEP
 	LUA_SHARED_FAST_DROP
 	LUA_SHARED_TAKE

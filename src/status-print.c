@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "redlock.h"
+#include "print.h"
 
 static void	status_print_holder_text(const struct lock_holder *);
 static void	status_print_holder_json(const struct lock_holder *);
@@ -28,17 +29,6 @@ void
 status_print_token(const char *token, char *out, size_t len)
 {
 	log_shorten(out, len, token, strlen(token));
-}
-
-void
-status_print_since(int64_t since_ms, char *out, size_t len)
-{
-	struct tm	tm;
-	time_t		t = (time_t)(since_ms / 1000);
-
-	out[0] = '\0';
-	if (since_ms > 0 && gmtime_r(&t, &tm) != NULL)
-		(void)strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* "name: value", with the value made safe for a terminal. */
@@ -71,27 +61,12 @@ status_print_holder_text(const struct lock_holder *h)
 		(void)printf("pid: %lld\n", (long long)h->pid);
 	if (h->command != NULL)
 		status_print_line("command", h->command);
-	status_print_since(h->since_ms, buf, sizeof(buf));
+	timefmt_utc(h->since_ms, buf, sizeof(buf));
 	if (buf[0] != '\0')
 		(void)printf("since: %s\n", buf);
-	status_print_held(h->since_ms, buf, sizeof(buf));
+	timefmt_age(h->since_ms, buf, sizeof(buf));
 	if (buf[0] != '\0')
 		(void)printf("held: %s\n", buf);
-}
-
-/*
- * How long the holder has held the lock, by our clock against the
- * server's "since" (empty when unknown or ahead of us): a renewed lock's
- * TTL stays short, so this is what tells a job stuck for hours.
- */
-void
-status_print_held(int64_t since_ms, char *out, size_t len)
-{
-	int64_t now = clock_wall_ms();
-
-	out[0] = '\0';
-	if (since_ms > 0 && now >= since_ms)
-		duration_span(now - since_ms, out, len);
 }
 
 /* One holder's fields, without braces, for either JSON shape. */
@@ -116,7 +91,7 @@ status_print_holder_json(const struct lock_holder *h)
 		(void)fputs(",\"command\":", stdout);
 		json_string(h->command);
 	}
-	status_print_since(h->since_ms, buf, sizeof(buf));
+	timefmt_utc(h->since_ms, buf, sizeof(buf));
 	if (buf[0] != '\0') {
 		(void)fputs(",\"since\":", stdout);
 		json_string(buf);
@@ -247,6 +222,10 @@ status_print_json(const char *key, int64_t limit, const struct lock_state *st)
 	}
 	if (n > 0 || limit != 0)
 		status_print_holders_json(st);
+	if (st->last != NULL) {
+		(void)fputs(",\"last\":", stdout);
+		history_print_run_json(st->last);
+	}
 	if (st->nviews > 1)
 		status_print_servers(st, 1);
 	(void)fputs("}", stdout);
@@ -265,6 +244,8 @@ status_print_text(const char *key, int64_t limit, const struct lock_state *st)
 
 	if (n == 0) {
 		(void)puts("free");
+		if (st->last != NULL)
+			history_print_last(st->last);
 		if (st->nviews > 1)
 			status_print_servers(st, 0);
 		return;
@@ -312,7 +293,7 @@ status_print_waiters(const struct lock_state *st, int json)
 		(void)fputs(",\"waiters\":[", stdout);
 	for (i = 0; i < st->nwaiters; i++) {
 		w = &st->waiters[i];
-		status_print_since(w->since_ms, since, sizeof(since));
+		timefmt_utc(w->since_ms, since, sizeof(since));
 		(void)snprintf(order, sizeof(order), "%lld",
 		    (long long)w->order);
 		if (!json) {
@@ -357,10 +338,10 @@ status_print_holder_brief(const struct lock_holder *h)
 		log_sanitize(buf, sizeof(buf), h->command, strlen(h->command));
 		(void)printf("%s, ", buf);
 	}
-	status_print_since(h->since_ms, since, sizeof(since));
+	timefmt_utc(h->since_ms, since, sizeof(since));
 	if (since[0] != '\0')
 		(void)printf("since %s, ", since);
-	status_print_held(h->since_ms, since, sizeof(since));
+	timefmt_age(h->since_ms, since, sizeof(since));
 	if (since[0] != '\0')
 		(void)printf("held %s, ", since);
 	(void)printf("ttl %s)", ttl);

@@ -39,11 +39,16 @@ supervise_release(struct supervisor *s)
 	    (s->is_late_end || (!s->is_lost && !s->is_cancelled)) &&
 	    lock_record_done(s->lock, s->opts->record_order) != EXIT_OK)
 		log_warnx("%s", lock_error(s->lock));
-	if (s->lost_not_owner)
-		return;		/* someone else's lock now: hands off */
-	if (s->is_lost && now >= lock_valid_until_ns(s->lock))
-		return;		/* expired: nothing of ours is left */
+	/* Nothing to release (someone else's lock now, or expired), or
+	 * kept by --min-hold: the history entry goes alone. */
+	if (s->lost_not_owner ||
+	    (s->is_lost && now >= lock_valid_until_ns(s->lock))) {
+		lock_history_note(s->lock);
+		return;
+	}
 	rest_ms = s->is_lost ? 0 : supervise_min_hold_left_ms(s, now);
+	if (rest_ms > 0)
+		lock_history_note(s->lock);
 	rc = rest_ms > 0 ? lock_linger(s->lock, rest_ms) :
 	    lock_release(s->lock);
 	if (!s->is_lost)

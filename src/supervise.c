@@ -72,6 +72,7 @@ static void	 supervise_lose_due(struct supervisor *, int64_t);
 /* back to the caller */
 static void	 supervise_unblock(struct supervisor *);
 static enum run_outcome supervise_outcome(const struct supervisor *);
+static int	 supervise_code(const struct supervisor *);
 
 /*
  * Run argv while holding l (already acquired), phase by phase.  Returns
@@ -95,21 +96,33 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	supervise_listen_open(&s);
 	supervise_hold(&s);
 	supervise_drain(&s);
+	o->end->outcome = supervise_outcome(&s);
+	/* How it ended goes to the history with the release (a forced
+	 * run's entry is the force's own). */
+	if (o->end->outcome != RUN_FORCED)
+		lock_history_end(l, outcome_name(o->end->outcome),
+		    supervise_code(&s), o->end->queued_ms);
 	/* The next holder waits for the release, not for our listening. */
 	supervise_release(&s);
 	supervise_listen_close(&s);
 	(void)close(s.guard_fd);
 	supervise_unblock(&s);
-	o->end->outcome = supervise_outcome(&s);
 	o->end->held_ms = supervise_held_ms(&s);
 	supervise_audit(&s, o->end->outcome);
-	if (s.is_late_end)
-		return (s.code);
-	if (s.is_lost)
-		return (o->lost_exit_code);
-	if (s.is_cancelled)
-		return (o->cancelled_exit_code);
-	return (s.code);
+	return (supervise_code(&s));
+}
+
+/* run's exit status: the command's, unless the lock went first. */
+static int
+supervise_code(const struct supervisor *s)
+{
+	if (s->is_late_end)
+		return (s->code);
+	if (s->is_lost)
+		return (s->opts->lost_exit_code);
+	if (s->is_cancelled)
+		return (s->opts->cancelled_exit_code);
+	return (s->code);
 }
 
 /*

@@ -93,7 +93,7 @@ bash_offered_options() {
 
 @test "an empty first word completes to the verbs, in table order" {
 	complete_line 'redlock-cli '
-	assert_equal "${COMPREPLY[*]}" 'acquire release extend run status list help'
+	assert_equal "${COMPREPLY[*]}" 'acquire release extend run status list history help'
 }
 
 @test "a verb prefix completes to that verb" {
@@ -291,7 +291,19 @@ src_url_schemes() {
 
 @test "help completes to the verbs" {
 	complete_line 'redlock-cli help '
-	assert_reply 'acquire extend release run status'
+	assert_reply 'acquire extend history list release run status'
+}
+
+@test "history and list complete their options; history's -n takes a count, not a verb's option" {
+	complete_line 'redlock-cli history k --'
+	[[ " ${COMPREPLY[*]} " == *" --count "* && " ${COMPREPLY[*]} " == *" --json "* ]] ||
+	    fail "history: ${COMPREPLY[*]}"
+	[[ " ${COMPREPLY[*]} " == *" --history-size "* ]] || fail "no global: ${COMPREPLY[*]}"
+	[[ " ${COMPREPLY[*]} " != *" --ttl "* ]] || fail "a lock's option: ${COMPREPLY[*]}"
+	complete_line 'redlock-cli history k -n '
+	assert_reply ''
+	complete_line 'redlock-cli list --j'
+	assert_reply '--json'
 }
 
 @test "-t completes to nothing" {
@@ -408,10 +420,10 @@ src_url_schemes() {
 		echo $(t "redlock-cli --cacert $3/certs." | tr " " "\n" | sort)
 	' _ "$bc" "$BASH_FILE" "$BATS_TEST_TMPDIR"
 	assert_success
-	assert_line -n 0 'acquire release extend run status list help'
+	assert_line -n 0 'acquire release extend run status list history help'
 	assert_line -n 1 '--lost-signal --lost-exit-code'
 	assert_line -n 2 'redis:// rediss:// unix:// redis-sentinel:// redis+cluster://'
-	assert_line -n 3 'acquire release extend run status'
+	assert_line -n 3 'acquire release extend run status list history'
 	assert_line -n 4 '--fair'
 	assert_line -n 5 '--cacert --cacertdir'
 	assert_line -n 6 "$BATS_TEST_TMPDIR/certs.d"

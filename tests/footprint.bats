@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # A bounded footprint (issue 17): once nobody holds or waits for a name,
-# none of its keys but the fence counter is left 10 s after its last TTL
-# ran out or its last release, and the fences of the same names taken
-# again are still larger than before.  The counter lives 7 days after the
-# name's last take (issue 32: fences never go back; tests/fences.bats).
+# none of its keys but the fence counter and its records is left 10 s
+# after its last TTL ran out or its last release, and the fences of the
+# same names taken again are still larger than before.  The counter lives
+# 7 days after the name's last take (issue 32: fences never go back;
+# tests/fences.bats); so do the records (issue 36): the history, and the
+# metadata of a manual hold that expired, which is its history entry until
+# the next take writes it (tests/history.bats).
 
 load helpers
 
@@ -13,11 +16,19 @@ teardown_file() { redis_stop fp; }
 setup() { redis_flush fp; }
 teardown() { stop_bg_jobs; }
 
-# only_fences NAME: every key left on NAME is a fence counter.
+# only_fences NAME: every key left on NAME is a fence counter or a record
+# (a history; an expired manual hold's metadata), each kept 7 days.
 only_fences() {
 	local k left
-	left=$(rcli "$1" KEYS '*' | grep -v '}:fence$' || true)
-	[ -z "$left" ] || fail "keys left besides the fence counters: $left"
+	left=$(rcli "$1" KEYS '*' |
+	    grep -v -e '}:fence$' -e '}:history$' \
+	    -e '^{exp-[0-9]*}:meta$' -e '^{busy}:meta$' ||
+	    true)
+	[ -z "$left" ] || fail "keys left besides the fences and records: $left"
+	for k in $(rcli "$1" KEYS '*'); do
+		(($(rcli "$1" PTTL "$k") > 604700000)) ||
+		    fail "$k does not live 7 days: $(rcli "$1" PTTL "$k")"
+	done
 }
 
 @test "30 released, 30 expired, 10 runs and 5 fair waiters that gave up leave only fence counters 10 s after the last TTL, and fences go on rising" {
@@ -52,8 +63,10 @@ only_fences() {
 		sleep 0.5
 	done
 	only_fences fp
-	# One counter per name: rel, exp, sem, run, busy.
-	assert_equal "$(rcli fp DBSIZE)" 72
+	# One counter per name: rel, exp, sem, run, busy; a history per
+	# name that ran or was released; each expired manual hold's
+	# metadata (exp, busy).
+	assert_equal "$(rcli fp DBSIZE)" $((72 + 30 + 10 + 30 + 1))
 	# The same names again: larger fences than before.
 	i=0
 	while read -r prev; do
@@ -75,7 +88,8 @@ only_fences() {
 		(($(rcli fp PTTL "$k") > 0)) || fail "$k has no TTL"
 	done
 	(($(rcli fp PTTL '{k}:fence') <= 604800000 + 10000))
-	(($(rcli fp PTTL '{k}:meta') <= 10000))
+	# A manual hold's metadata is its history entry if it expires.
+	(($(rcli fp PTTL '{k}:meta') <= 604800000 + 10000))
 }
 
 @test "a long TTL taken before short ones does not keep the fence counter: it expires 7 days after the last take's TTL" {

@@ -182,6 +182,7 @@ usage: redlock-cli [global options] command KEY [options]
 commands:
   acquire  take the lock and print its token; wait for it unless -n or -w
   extend   give the lock held by TOK a new TTL; exit 3 if TOK does not hold it
+  history  show how the lock's last runs ended; exit 1 if none did
   list     show every held lock whose KEY matches PATTERN (a glob, default *)
   release  release the lock held by TOK; exit 3 if TOK does not hold it
   run      hold the lock while CMD runs, renewing it; exit with CMD's status
@@ -203,6 +204,7 @@ global options (before or after the command):
       --io-timeout DUR    give up on a reply after DUR (default: 1s)
       --wait-replicas N   WAIT for N replicas after acquire and renewals
       --wait-timeout DUR  how long WAIT may take (default: 1s)
+      --history-size N    keep each lock's last N runs (0: none) (default: 1000)
       --tls               TLS to every server, as rediss:// does
       --cacert FILE       trust the CAs in FILE (default: the system's)
       --cacertdir DIR     trust the CAs in DIR (openssl rehash)

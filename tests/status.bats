@@ -151,7 +151,10 @@ setup() {
 	run -0 redlock-cli status k
 	run -0 redlock-cli release k --token "$(rcli main GET k)"
 	run -1 redlock-cli status k
-	assert_output free
+	assert_line -n 0 free
+	# and how its last hold ended (tests/history.bats)
+	assert_line -n 1 --partial 'last: released, '
+	assert_equal "${#lines[@]}" 2
 }
 
 @test "status reports free once the lock expired" {
