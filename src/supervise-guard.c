@@ -215,9 +215,8 @@ supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
 		_exit(EXIT_UNAVAILABLE);
 	}
 	g->cmd = m.pid;
-	/* Not announced with a SIGCHLD: a supervisor that forked us reads
-	 * it with our next word (supervise_hear()), one forked during a
-	 * wait is waiting for it (supervise_pre_go()). */
+	/* Not announced with a SIGCHLD: redlock-cli reads it with our next
+	 * word (supervise_hear()), renewing the lock meanwhile. */
 	if (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
 		supervise_guard_sweep(g);	/* nobody to answer to */
 		_exit(EXIT_OK);

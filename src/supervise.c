@@ -89,7 +89,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		(void)lock_release(l);
 		supervise_unblock(&s);
 		o->end->outcome = RUN_ERROR;
-		return (s.start_code != 0 ? s.start_code : EXIT_UNAVAILABLE);
+		return (EXIT_UNAVAILABLE);
 	}
 	supervise_audit_start(&s, argv);
 	supervise_listen_open(&s);
