@@ -151,11 +151,18 @@ supervise_exec_failed(const char *argv0, int err)
 /*
  * The guardian's first word: the command runs (m->pid), perhaps with
  * exec's errno (it exits 126 or 127 then), or it could not be started
- * (pid -1; err says why).  0, or -1 if not started.
+ * (pid -1; err says why: ENOLCK if the lock was given up before the
+ * guardian, stopped meanwhile, could start it).  0, or -1 if not started.
  */
 int
 supervise_started(struct supervisor *s, const struct supervise_msg *m)
 {
+	if (m->pid == -1 && m->err == ENOLCK) {
+		log_warnx("cannot start the command: lock '%s' was lost before "
+		    "its guardian (pid %ld) could start it", lock_name(s->lock),
+		    (long)s->guard);
+		return (-1);
+	}
 	if (m->pid == -1) {
 		errno = m->err;
 		log_warn("cannot start the command");

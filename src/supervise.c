@@ -105,6 +105,11 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 	supervise_audit(&s, o->end->outcome);
 	if (s.is_late_end)
 		return (s.code);
+	/* Lost before the command ran (its guardian was stopped): what kept
+	 * it from running, 69 or the guardian's signal, as for a take too
+	 * late to start it; --lost-exit-code is a command's cut short. */
+	if (s.is_lost && s.child == 0 && !s.is_forced)
+		return (s.code);
 	if (s.is_lost)
 		return (o->lost_exit_code);
 	if (s.is_cancelled)

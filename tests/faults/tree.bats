@@ -434,6 +434,30 @@ waiter_stopped_guardian() {
 	refute_key tree k
 }
 
+# The same, and the server stops answering too: the lock is lost (the
+# renewals fail) and expires while the guardian is stopped.  Continued, the
+# guardian finds the lost lock's requests waiting and never starts the
+# command, on a lock that may be someone else's by now; run says so and
+# exits 69, as when a take comes too late to start the command.
+@test "a waiting run's guardian stopped at the take, the lock lost meanwhile: the command never starts, exit 69" {
+	local guard
+	waiter_stopped_guardian 2s
+	guard=$(cat "$D/guard")
+	kill -STOP "$(redis_pid tree)"
+	wait_until grep -q "killing the command" "$D/waiter.err" ||
+	    fail "the lock was not lost: $(cat "$D/waiter.err")"
+	kill -CONT "$(redis_pid tree)"
+	kill -CONT "$guard"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 69
+	# Started, it would have been killed at once: the last line says so.
+	[[ $stderr != *"killed by SIG"* ]] && [ ! -e "$D/ran" ] ||
+	    fail "the command started after its lock was lost: $stderr"
+	assert_stderr_line "redlock-cli: cannot start the command: lock 'k' was lost before its guardian (pid $guard) could start it"
+	wait_until proc_gone "$guard" || fail "the guardian outlived run"
+}
+
 # sockets_of PID: how many of its descriptors are sockets.
 sockets_of() {
 	local f n=0
