@@ -70,11 +70,21 @@
 #define GUARD_SWEEP_MAX_MS	256
 /* Without /proc, the descriptors a forked guardian looks at for ours. */
 #define GUARD_CLOSE_MAX		65536
+/* Signals passed on to a command not started yet, kept until it runs. */
+#define GUARD_EARLY_MAX		32
+
+/* What redlock-cli asked before the command started (we were stopped). */
+struct guard_early {
+	int	sigs[GUARD_EARLY_MAX];	/* to pass on, in order */
+	size_t	n;
+};
 
 deadfn static void supervise_guard_serve(struct guard *,
 		     struct supervise_spawn *);
+deadfn static void supervise_guard_not_started(struct guard *, int);
 static int	 supervise_guard_setup(struct guard *);
 static void	 supervise_guard_close_ours(int);
+static int	 supervise_guard_early(struct guard *, struct guard_early *);
 static void	 supervise_guard_tell(struct guard *, int, int, int);
 static int	 supervise_guard_reap(struct guard *);
 static void	 supervise_guard_reaped(struct guard *);
@@ -187,41 +197,52 @@ supervise_guard_setup(struct guard *g)
 void
 supervise_guard_main(struct guard *g, struct supervise_spawn *sp)
 {
-	struct supervise_msg m;
-
-	if (supervise_guard_setup(g) == -1) {
-		memset(&m, 0, sizeof(m));
-		m.event = SUPERVISE_STARTED;
-		m.pid = -1;
-		m.err = errno;
-		(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
-		_exit(EXIT_UNAVAILABLE);
-	}
+	if (supervise_guard_setup(g) == -1)
+		supervise_guard_not_started(g, errno);
 	supervise_guard_serve(g, sp);
 }
 
-/* Set up: start the command, say so, and answer until the job is over. */
+/* The command could not be started, or must not be: say why (err). */
+static void
+supervise_guard_not_started(struct guard *g, int err)
+{
+	struct supervise_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.event = SUPERVISE_STARTED;
+	m.pid = -1;
+	m.err = err;
+	(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
+	_exit(EXIT_UNAVAILABLE);
+}
+
+/*
+ * Set up: start the command, say so, and answer until the job is over.
+ * Not if the lock was given up before we could start it (ENOLCK).
+ */
 static void
 supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
 {
 	struct supervise_msg	m;
+	struct guard_early	early;
 	struct pollfd		pfd[2];
+	size_t			i;
 
+	if (supervise_guard_early(g, &early) == -1)
+		supervise_guard_not_started(g, ENOLCK);
 	memset(&m, 0, sizeof(m));
 	m.event = SUPERVISE_STARTED;
-	if ((m.pid = supervise_spawn(sp, &m.err)) == -1) {
-		m.err = errno;
-		(void)send(g->fd, &m, sizeof(m), MSG_NOSIGNAL);
-		_exit(EXIT_UNAVAILABLE);
-	}
+	if ((m.pid = supervise_spawn(sp, &m.err)) == -1)
+		supervise_guard_not_started(g, errno);
 	g->cmd = m.pid;
-	/* Not announced with a SIGCHLD: a supervisor that forked us reads
-	 * it with our next word (supervise_hear()), one forked during a
-	 * wait is waiting for it (supervise_pre_go()). */
+	/* Not announced with a SIGCHLD: redlock-cli reads it with our next
+	 * word (supervise_hear()), renewing the lock meanwhile. */
 	if (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
 		supervise_guard_sweep(g);	/* nobody to answer to */
 		_exit(EXIT_OK);
 	}
+	for (i = 0; i < early.n; i++)
+		supervise_guard_signal(g, early.sigs[i], 0);
 	for (;;) {
 		pfd[0].fd = g->fd;
 		pfd[0].events = POLLIN;
@@ -237,6 +258,34 @@ supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
 			supervise_guard_reaped(g);
 		if (pfd[0].revents != 0)
 			supervise_guard_request(g);
+	}
+}
+
+/*
+ * Before the command starts: what redlock-cli asked meanwhile, which is
+ * nothing unless someone stopped us (SIGSTOP) on the way while it renewed.
+ * -1 if it has given the lock up since (lost, forced away, cancelled: the
+ * signal, then SIGKILL) or is gone: the command must not start then, on a
+ * lock that may be someone else's.  Else 0, with the signals to pass on
+ * once it runs in e, in order (the first GUARD_EARLY_MAX of them).
+ */
+static int
+supervise_guard_early(struct guard *g, struct guard_early *e)
+{
+	struct supervise_req	r;
+	ssize_t			n;
+
+	e->n = 0;
+	for (;;) {
+		n = recv(g->fd, &r, sizeof(r), MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return (0);
+		if (n != (ssize_t)sizeof(r) || r.op != SUPERVISE_PASS)
+			return (-1);
+		if (e->n < GUARD_EARLY_MAX)
+			e->sigs[e->n++] = r.sig;
 	}
 }
 

@@ -109,7 +109,6 @@ struct supervisor {
 	pid_t				 child;		/* the command */
 	const char			*argv0;		/* its name */
 	int				 is_start_failed; /* it never ran */
-	int				 start_code;	/* run's exit then; 0: 69 */
 	int				 tty_fd;	/* -1 if not handed */
 	int64_t				 renew_ns;
 	int64_t				 retry_ns;
@@ -161,7 +160,7 @@ pid_t	  supervise_spawn(struct supervise_spawn *, int *);
 int	  supervise_start(struct supervisor *, char **);
 pid_t	  supervise_guard_start(struct supervise_spawn *, int, int *);
 pid_t	  supervise_pre_go(struct supervise_pre *, const struct lock *, int,
-	      int64_t, int *, struct supervise_msg *);
+	      int *);
 
 /*
  * supervise-guard.c: the guardian process, and its state as

@@ -33,6 +33,7 @@ static void	 supervise_exited(struct supervisor *,
 static void	 supervise_hear(struct supervisor *);
 static void	 supervise_wait_guard(struct supervisor *);
 static void	 supervise_guard_gone(struct supervisor *);
+static void	 supervise_guard_gone_early(struct supervisor *, int);
 static void	 supervise_orphans(void);
 static int	 supervise_status_code(int);
 static void	 supervise_describe(int, char *, size_t);
@@ -150,20 +151,21 @@ supervise_exec_failed(const char *argv0, int err)
 /*
  * The guardian's first word: the command runs (m->pid), perhaps with
  * exec's errno (it exits 126 or 127 then), or it could not be started
- * (pid -1; err says why).  0, or -1 if not started.
+ * (pid -1; err says why: ENOLCK if the lock was given up before the
+ * guardian, stopped meanwhile, could start it).  0, or -1 if not started.
  */
 int
 supervise_started(struct supervisor *s, const struct supervise_msg *m)
 {
+	if (m->pid == -1 && m->err == ENOLCK) {
+		log_warnx("cannot start the command: lock '%s' was lost before "
+		    "its guardian (pid %ld) could start it", lock_name(s->lock),
+		    (long)s->guard);
+		return (-1);
+	}
 	if (m->pid == -1) {
 		errno = m->err;
-		if (m->err == ETIMEDOUT)
-			log_warnx("cannot start the command: it had not "
-			    "started by the end of the lock's validity");
-		else if (m->err == ESRCH)
-			;	/* its guardian is gone: supervise_spawn_pre() */
-		else
-			log_warn("cannot start the command");
+		log_warn("cannot start the command");
 		return (-1);
 	}
 	if (m->err != 0)
@@ -251,6 +253,25 @@ supervise_orphans(void)
 }
 
 /*
+ * The guardian was killed by sig before it said that the command runs
+ * (the command is started, and so said, before any other word): no
+ * command ran, or one died with it at once (PR_SET_PDEATHSIG).  Said as
+ * a guardian killed later is, with the signal's exit status, not as a
+ * server that is unavailable.
+ */
+static void
+supervise_guard_gone_early(struct supervisor *s, int sig)
+{
+	log_warnx("the command's guardian (pid %ld) was killed by SIG%s "
+	    "before it started the command", (long)s->guard,
+	    signame_name(sig));
+	supervise_orphans();
+	s->is_exited = 1;
+	s->code = EXIT_SIGNAL_BASE + sig;
+	s->code_sig = sig;
+}
+
+/*
  * The guardian has exited: normally once the command and all it left
  * behind did, or with the command under --release-on-exit (what is left
  * then runs on, re-parented upwards).  Killed before (by someone's
@@ -265,6 +286,10 @@ supervise_guard_gone(struct supervisor *s)
 	if (s->is_start_failed ||
 	    (s->is_exited && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_OK))
 		return;
+	if (s->child == 0 && WIFSIGNALED(st)) {
+		supervise_guard_gone_early(s, WTERMSIG(st));
+		return;
+	}
 	if (WIFSIGNALED(st))
 		log_warnx("the command's guardian (pid %ld) was killed by "
 		    "SIG%s: killing what is left of the job", (long)s->guard,

@@ -11,10 +11,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +32,8 @@ static const int supervise_job_signals[] = { SIGTSTP, SIGCONT, 0 };
 
 static int	 supervise_block(struct supervisor *);
 static int	 supervise_spawn_job(struct supervisor *, char **);
-static int	 supervise_spawn_pre(struct supervisor *);
 static int	 supervise_spawn_guard(struct supervisor *, char **);
 static int	 supervise_guard_prepare(struct guard *, int [2], int);
-static void	 supervise_guard_started(int, int64_t, struct supervise_msg *);
 
 /*
  * The command's process group gets the terminal only if ours has it.
@@ -105,55 +101,25 @@ supervise_block(struct supervisor *s)
  * Start the guardian, and through it the command (or have the one of
  * supervise_pre_start start it).  The command gets the mask from before
  * the caller held anything (endsig_hold), else the one from before
- * supervise_run, and SIGCHLD's disposition from before.  A guardian
- * forked now starts the command without us waiting for it: the loop
- * renews meanwhile and hears how the start went (supervise_started()).
+ * supervise_run, and SIGCHLD's disposition from before.  Either way the
+ * command starts without us waiting for it: the loop renews meanwhile and
+ * hears how the start went (supervise_started()), since a guardian that
+ * someone stopped (SIGSTOP) on its way must not stop the renewals too.
  * 0, or -1 (logged).
  */
 static int
 supervise_spawn_job(struct supervisor *s, char **argv)
 {
-	int rc;
-
 	s->argv0 = argv[0];
 	s->guard = -1;
-	if (s->opts->pre != NULL && (rc = supervise_spawn_pre(s)) != 1)
-		return (rc);
-	return (supervise_spawn_guard(s, argv));
-}
-
-/*
- * Have the guardian forked during the wait start the command; it answers
- * at once.  0, -1 (logged), or 1 if it could not be told (start another).
- */
-static int
-supervise_spawn_pre(struct supervisor *s)
-{
-	struct supervise_msg m;
-	int		     st = 0;
-
-	s->guard = supervise_pre_go(s->opts->pre, s->lock, s->tty_fd != -1,
-	    lock_valid_until_ns(s->lock), &s->guard_fd, &m);
+	if (s->opts->pre != NULL)
+		s->guard = supervise_pre_go(s->opts->pre, s->lock,
+		    s->tty_fd != -1, &s->guard_fd);
+	/* None started during the wait, or it was gone before it could be
+	 * told: no command was started, a new guardian starts it. */
 	if (s->guard == -1)
-		return (1);
-	if (supervise_started(s, &m) == 0)
-		return (0);
-	/* A guardian stopped on the way would never exit. */
-	(void)kill(s->guard, SIGKILL);
-	(void)close(s->guard_fd);
-	while (waitpid(s->guard, &st, 0) == -1 && errno == EINTR)
-		;
-	/* Killed by someone before it started the command: said as a
-	 * guardian killed later is, with the signal's exit status. */
-	if (m.err == ESRCH && WIFSIGNALED(st)) {
-		log_warnx("the command's guardian (pid %ld) was killed by "
-		    "SIG%s before it started the command", (long)s->guard,
-		    signame_name(WTERMSIG(st)));
-		s->start_code = EXIT_SIGNAL_BASE + WTERMSIG(st);
-	} else if (m.err == ESRCH)
-		log_warnx("cannot start the command: its guardian (pid %ld) "
-		    "is gone", (long)s->guard);
-	return (-1);
+		return (supervise_spawn_guard(s, argv));
+	return (0);
 }
 
 /* Fork the guardian now, with the command's environment.  0, or -1. */
@@ -237,42 +203,6 @@ supervise_guard_start(struct supervise_spawn *sp, int release_on_exit,
 }
 
 /*
- * The guardian's first message, once the command has been exec'd (the
- * vfork returns to it then), or a failure: ESRCH if it is gone, ETIMEDOUT
- * if until_ns came first.  The lock is not renewed meanwhile.
- */
-static void
-supervise_guard_started(int fd, int64_t until_ns, struct supervise_msg *m)
-{
-	struct pollfd	pfd;
-	ssize_t		n = -1;
-	int64_t		left;
-	int		ready;
-
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	for (;;) {
-		if ((left = until_ns - clock_mono_ns()) < 0)
-			left = 0;
-		ready = poll(&pfd, 1, clock_poll_ms(left));
-		/* Interrupted, or woken by clock_poll_ms()'s cap. */
-		if ((ready == -1 && errno == EINTR) ||
-		    (ready == 0 && clock_mono_ns() < until_ns))
-			continue;
-		if (ready != 1)
-			break;
-		if ((n = recv(fd, m, sizeof(*m), 0)) == -1 && errno == EINTR)
-			continue;
-		break;
-	}
-	if (n == (ssize_t)sizeof(*m) && m->event == SUPERVISE_STARTED)
-		return;
-	memset(m, 0, sizeof(*m));
-	m->pid = -1;
-	m->err = ready == 0 ? ETIMEDOUT : ESRCH;
-}
-
-/*
  * In redlock-cli, when a run's lock is busy and it waits: start the
  * guardian now, with all the command needs but what only the taking
  * tells (supervise_pre_go), so that once the lock is ours the command
@@ -318,14 +248,15 @@ supervise_pre_start(struct supervise_pre *pre, char **argv, const char *key,
 
 /*
  * In redlock-cli, the lock ours: have the guardian of supervise_pre_start()
- * start the command, and wait for that as supervise_guard_start() does.
- * Its pid (*fd its end, pre emptied), or -1 if it was gone before it
- * could be told: pre is then ended, and the caller starts a guardian as
- * usual, since no command was started.
+ * start the command.  Its pid (*fd its end, pre emptied), or -1 if it was
+ * gone before it could be told: pre is then ended, and the caller starts
+ * a guardian as usual, since no command was started.  Its first word is
+ * not waited for, as supervise_guard_start()'s is not: a guardian stopped
+ * on its way would keep us from renewing the lock.
  */
 pid_t
 supervise_pre_go(struct supervise_pre *pre, const struct lock *l,
-    int take_tty, int64_t until_ns, int *fd, struct supervise_msg *started)
+    int take_tty, int *fd)
 {
 	struct supervise_go	go;
 	const char		*token = lock_token(l);
@@ -353,7 +284,6 @@ supervise_pre_go(struct supervise_pre *pre, const struct lock *l,
 	*fd = pre->fd;
 	pre->pid = -1;
 	pre->fd = -1;
-	supervise_guard_started(*fd, until_ns, started);
 	return (pid);
 }
 

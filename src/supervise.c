@@ -90,7 +90,7 @@ supervise_run(struct lock *l, const struct supervise_opts *o, char **argv)
 		(void)lock_release(l);
 		supervise_unblock(&s);
 		o->end->outcome = RUN_ERROR;
-		return (s.start_code != 0 ? s.start_code : EXIT_UNAVAILABLE);
+		return (EXIT_UNAVAILABLE);
 	}
 	supervise_audit_start(&s, argv);
 	supervise_listen_open(&s);
@@ -117,6 +117,11 @@ static int
 supervise_code(const struct supervisor *s)
 {
 	if (s->is_late_end)
+		return (s->code);
+	/* Lost before the command ran (its guardian was stopped): what kept
+	 * it from running, 69 or the guardian's signal, as for a take too
+	 * late to start it; --lost-exit-code is a command's cut short. */
+	if (s->is_lost && s->child == 0 && !s->is_forced)
 		return (s->code);
 	if (s->is_lost)
 		return (s->opts->lost_exit_code);

@@ -80,6 +80,10 @@ replay() {
 	replay guardian-stopped-exit
 }
 
+@test "regression: a waiting run whose guardian is stopped at the take renews the lock and runs the command once it is continued" {
+	replay guardian-stopped-at-take
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	run "$MODEL/check" --binary "$BIN" --seconds 30 --seed 20261205 --nemesis kill,force \
 	    --shrink-budget 60 --save "$BATS_TEST_TMPDIR"

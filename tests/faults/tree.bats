@@ -20,7 +20,8 @@
 #	ends without the lock or redlock-cli is killed meanwhile; killed
 #	itself meanwhile, the run starts its command with a new one; it
 #	keeps no copy of redlock-cli's connections, and the command still
-#	gets the caller's descriptors
+#	gets the caller's descriptors; stopped at the take, the lock is
+#	renewed until it is continued and starts the command
 #
 # The job's processes write their pids to $D/pids (one line each, before
 # they exec or wait); "gone" is proc_gone (a zombie counts: it has ended).
@@ -384,6 +385,77 @@ guardian_of() {
 	[ ! -e "$D/ran" ] || fail "the command ran"
 	refute_key tree k
 	assert_stderr_line "redlock-cli: the command's guardian (pid $guard) was killed by SIGKILL before it started the command"
+}
+
+# waiter_stopped_guardian TTL: a waiting run whose guardian is stopped
+# (so that it cannot start the command when told to) takes the lock;
+# its token in $D/tok, the guardian's pid in $D/guard, the run's in BG_PID.
+waiter_stopped_guardian() {
+	local tok
+	tok=$(redlock-cli acquire k -t 30s)
+	start_bg waiter -v run k -t "$1" -c "echo \$REDLOCK_TOKEN >'$D/ran'"
+	wait_until guardian_of "$BG_PID" || fail "no guardian while waiting"
+	kill -STOP "$(cat "$D/guard")"
+	redlock-cli release k --token "$tok"
+	wait_until key_present tree k || fail "the waiter did not take the lock"
+	rcli tree GET k >"$D/tok"
+}
+
+# Found by the model checker (3 servers, seed 463505665): the guardian
+# stopped when the lock was taken, continued past the safety margin.  run
+# renews while it waits for the command's start, as it does while the
+# command runs: the command starts under a lock that is still safely ours,
+# and run exits with its status, not 75 ("lost") at the command's start.
+@test "a waiting run's guardian stopped at the take, continued past the safety margin: the lock is renewed, the command runs, exit 0" {
+	waiter_stopped_guardian 3s
+	sleep 2.6		# the margin ends at 2.25 s, the lock at 3 s
+	kill -CONT "$(cat "$D/guard")"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$D/ran")" "$(cat "$D/tok")"
+	refute_key tree k
+}
+
+# Stopped for longer than the TTL: the lock stays ours, renewed, for as long
+# as the guardian is stopped (a stopped job keeps its lock, as with
+# SIGTSTP), and the command runs once it is continued.
+@test "a waiting run's guardian stopped at the take for longer than the TTL: the lock stays ours, the command runs when continued" {
+	waiter_stopped_guardian 2s
+	sleep 3
+	assert_equal "$(rcli tree GET k)" "$(cat "$D/tok")"
+	proc_alive "$BG_PID" || fail "run gave up the stopped guardian"
+	[ ! -e "$D/ran" ] || fail "the command ran under a stopped guardian"
+	kill -CONT "$(cat "$D/guard")"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$D/ran")" "$(cat "$D/tok")"
+	refute_key tree k
+}
+
+# The same, and the server stops answering too: the lock is lost (the
+# renewals fail) and expires while the guardian is stopped.  Continued, the
+# guardian finds the lost lock's requests waiting and never starts the
+# command, on a lock that may be someone else's by now; run says so and
+# exits 69, as when a take comes too late to start the command.
+@test "a waiting run's guardian stopped at the take, the lock lost meanwhile: the command never starts, exit 69" {
+	local guard
+	waiter_stopped_guardian 2s
+	guard=$(cat "$D/guard")
+	kill -STOP "$(redis_pid tree)"
+	wait_until grep -q "killing the command" "$D/waiter.err" ||
+	    fail "the lock was not lost: $(cat "$D/waiter.err")"
+	kill -CONT "$(redis_pid tree)"
+	kill -CONT "$guard"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 69
+	# Started, it would have been killed at once: the last line says so.
+	[[ $stderr != *"killed by SIG"* ]] && [ ! -e "$D/ran" ] ||
+	    fail "the command started after its lock was lost: $stderr"
+	assert_stderr_line "redlock-cli: cannot start the command: lock 'k' was lost before its guardian (pid $guard) could start it"
+	wait_until proc_gone "$guard" || fail "the guardian outlived run"
 }
 
 # sockets_of PID: how many of its descriptors are sockets.

@@ -300,8 +300,10 @@ class Model:
         if c.killed is not None or long_stop:
             return None     # killed: unknown; paused past its lock (man page CAVEATS): not promised
         ok = {69} if c.server_faulted else set()                         # C236, C247
-        if c.stops:
-            ok.add(69)     # a stopped guardian cannot start the command in the lock's validity (C138-C140)
+        if any(f["who"] == "redlock-cli" for f in c.stops):
+            ok.add(69)     # stopped while taking it: too little validity left to start (C138-C140)
+        # Not for a stopped guardian: run renews until it has started the command (C92, C97),
+        # however long it stays stopped (regressions/guardian-stopped-at-take).
         if op.verb == "acquire":
             ok |= {0, 1} if op.probe else {0}
             if op.wait is not None: ok.add(1)                            # C57, C233
