@@ -37,13 +37,13 @@ static enum lock_keep lock_after_take(struct lock *, int64_t, int *);
 
 /*
  * An acquire reply: {held (0 or 1), fence or TTL hint}, and when busy the
- * holder's token, host, pid, command and since.
+ * holder's token, host, pid, command, since and more (LUA_ACQUIRE_BODY).
  */
 static int
 lock_is_reply(const redisReply *r)
 {
 	return (r != NULL && r->type == REDIS_REPLY_ARRAY &&
-	    (r->elements == 2 || r->elements == 7 || r->elements == 8) &&
+	    (r->elements == 2 || (r->elements >= 7 && r->elements <= 9)) &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER &&
 	    r->element[1]->type == REDIS_REPLY_INTEGER);
 }
@@ -240,7 +240,8 @@ lock_note_holder(struct lock *l, const redisReply *r)
 
 	if (r->elements < 7)
 		return;
-	e = r->elements == 8 ? r->element[7] : NULL;
+	lock_queue_mixed(l, r);
+	e = r->elements >= 8 ? r->element[7] : NULL;
 	if (e != NULL && e->type == REDIS_REPLY_STRING && e->len == 2 &&
 	    memcmp(e->str, "no", 2) == 0 && !l->said_no_cancel) {
 		l->said_no_cancel = 1;

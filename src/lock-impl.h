@@ -10,7 +10,9 @@
  *
  *	lock-acquire.c	-> lock-wait.c lock-queue.c lock.c lock-call.c
  *	lock-list.c	-> lock-status.c lock.c lock-call.c
- *	lock.c		-> lock-listen.c lock-queue.c lock-call.c
+ *	lock.c		-> lock-listen.c lock-queue.c lock-history.c
+ *			   lock-call.c
+ *	lock-history.c	-> lock-status.c lock-call.c
  *	lock-wait.c	-> lock-queue.c lock.c lock-call.c
  *	lock-listen.c	-> lock-queue.c lock-call.c
  *	lock-queue.c, lock-status.c, lock-force.c -> lock-call.c
@@ -161,6 +163,7 @@ struct lock {
 	int		 may_wait;	/* acquire without -n: tries note it */
 	int		 said_wait_cap;	/* -v: --wait-timeout was capped */
 	int		 said_no_cancel;	/* -v: 1 to say, 2 said */
+	int		 said_mixed;	/* waiters of another --queue: said */
 	unsigned char	*said_silent;	/* quorum: per server, its silence
 					 * said (lock_tally), or NULL */
 	struct lock_failure fail;	/* the operation's */
@@ -242,6 +245,7 @@ int	 lock_note_parse(const char *, size_t, struct lock_note_who *);
 void	 lock_queue_open(struct lock *);
 void	 lock_queue_close(struct lock *);
 void	 lock_queue_args(struct lock *, const char **);
+void	 lock_queue_mixed(struct lock *, const redisReply *);
 int	 lock_superseded(struct lock *, const redisReply *);
 int	 lock_wake_note(struct lock *, const redisReply *);
 

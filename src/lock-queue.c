@@ -269,3 +269,29 @@ lock_record_done(struct lock *l, int64_t order)
 
 	return (rc == EXIT_OUTDATED ? EXIT_OK : rc);
 }
+
+/*
+ * An attempt's busy reply names, as its 9th element, the --queue mode of
+ * the waiters in line when it is not the caller's: their order is no one
+ * queue's (a fifo waiter behind latest ones is superseded by the next
+ * latest; an 'any' waiter takes the lock ahead of a fifo line).  Said
+ * once, as a warning: the wait goes on.
+ */
+void
+lock_queue_mixed(struct lock *l, const redisReply *r)
+{
+	const redisReply	*e;
+	char			 theirs[16];
+
+	if (r->elements < 9 || l->said_mixed)
+		return;
+	e = r->element[8];
+	if (e->type != REDIS_REPLY_STRING || e->len == 0)
+		return;
+	l->said_mixed = 1;
+	log_sanitize(theirs, sizeof(theirs), e->str, e->len);
+	log_warnx("lock '%s': its waiters queue with --queue %s, this one "
+	    "with --queue %s: they do not wait in one line; give every "
+	    "client of the lock the same --queue", l->spec.key, theirs,
+	    lock_queue_name(l->spec.queue));
+}

@@ -149,7 +149,8 @@
  *   whose TTL is then refreshed: a retry after a lost reply is harmless),
  *   or {0, ms until the earliest holder's expiry (-1 if none, 0 unknown),
  *   then that holder's token, host, pid, command and since, and whether
- *   --cancel-running asked it to stop (LUA_QUEUE)}, or {2, ...}
+ *   --cancel-running asked it to stop, and the --queue mode of the
+ *   waiters in line if not the caller's (LUA_QUEUE)}, or {2, ...}
  *   when superseded (LUA_QUEUE).
  * Races closed: the fence is taken in the same atomic step as the take
  * (next_fence), so successive holders never see the same or a lower fence,
@@ -172,10 +173,11 @@
 	"  if lease <= 0 and ARGV[10] ~= '0' then\n"			\
 	"    if server_us == 0 then now = server_now() end\n"		\
 	"    waiter_note(token, now, tonumber(ARGV[10]))\n"		\
+	"    queue_mode_check()\n"					\
 	"  end\n"							\
 	"  local h = mode_holder()\n"					\
 	"  return {0, unknown and 0 or hint, h[1], h[2], h[3], h[4], h[5],"	\
-	" cancel_said}\n"						\
+	" cancel_said, queue_mixed}\n"					\
 	"end\n"							\
 	"if lease > 0 then\n"						\
 	"  local refused = queue_admit(token, now, lease, free, busy)\n"\

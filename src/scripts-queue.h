@@ -141,6 +141,14 @@
  */
 #define LUA_QUEUE_JOIN							\
 	"local me = ARGV[4] .. ' ' .. ARGV[3]\n"			\
+	/* Waiters of another --queue mode in line before this one: their \
+	 * order is no one queue's (the waiter is told: lock-queue.c). */	\
+	"local queue_mixed = ''\n"					\
+	"local function queue_mode_check()\n"				\
+	"  local was = redis.call('HGET', who, '')\n"			\
+	"  if was and was ~= (ARGV[11] or 'any') and"			\
+	" redis.call('ZCARD', KEYS[4]) > 0 then queue_mixed = was end\n"	\
+	"end\n"							\
 	"local my_order, my_at = nil, 0\n"				\
 	"local function queue_drop(tok)\n"				\
 	"  redis.call('ZREM', KEYS[4], tok)\n"				\
@@ -179,6 +187,7 @@
 	"  queue_keep(lease, tonumber(ARGV[8]) > 0)\n"		\
 	"end\n"							\
 	"local function queue_join(token, now, lease)\n"		\
+	"  queue_mode_check()\n"					\
 	"  waiter_note(token, now, lease)\n"				\
 	"  my_order, my_at = waiter_info(token)\n"			\
 	"  local rank = rank_of(my_order, my_at)\n"			\

@@ -559,3 +559,25 @@ five_in_order() {
 	release_in_turn
 	assert_equal "$(cat "$D/order")" "$(seq 1 3)"
 }
+
+@test "a waiter whose --queue is not that of the waiters in line is told so once, and still waits" {
+	run -0 redlock-cli acquire k -t 2s
+	start_bg fifo run k --queue fifo -w 10s -- true
+	wait_until queue_len_is 1
+	# --queue any does not wait in the fifo line: said, once.
+	run --separate-stderr redlock-cli run k -w 10s -- true
+	assert_success
+	[ "$(grep -c 'do not wait in one line' <<<"$stderr")" = 1 ] ||
+	    fail "stderr: $stderr"
+	assert_stderr_line "redlock-cli: lock 'k': its waiters queue with --queue fifo, this one with --queue any: they do not wait in one line; give every client of the lock the same --queue"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+	# The same mode: nothing said.
+	run -0 redlock-cli acquire k -t 1s
+	start_bg fifo2 run k --queue fifo -w 10s -- true
+	wait_until queue_len_is 1
+	run --separate-stderr redlock-cli run k --queue fifo -w 10s -- true
+	assert_success
+	assert_equal "$stderr" ''
+	wait_bg "$BG_PID"
+}

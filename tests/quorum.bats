@@ -606,3 +606,42 @@ lost_on_one() {
 	assert_failure 64
 	assert_equal "$stderr" "redlock-cli: lock 'm' is a mutex: it cannot be used with --limit"
 }
+
+# --- history (issue 36) -----------------------------------------------
+
+@test "quorum history: each server keeps its copy, history merges a majority's, each entry shown once" {
+	local pid
+	run -0 redlock-cli "${U3[@]}" run k -- sh -c 'exit 0 # A'
+	for s in q1 q2 q3; do
+		[ "$(rcli "$s" XLEN '{k}:history')" = 1 ] || fail "$s has no entry"
+	done
+	# q3 restarts empty (no persistence): it lost its copy of A.
+	redis_stop q3
+	redis_start q3
+	# q2 goes down with A saved, and misses B.
+	pid=$(redis_pid q2)
+	rcli q2 SHUTDOWN SAVE >/dev/null 2>&1 || true
+	wait_until proc_gone "$pid"
+	run -3 redlock-cli "${U3[@]}" run k -- sh -c 'exit 3 # B'
+	redis_start q2
+	# Now q1 has A and B, q2 A only, q3 B only.
+	run -0 redlock-cli "${U3[@]}" history k --json
+	assert_equal "$(entries)" "failed:sh -c exit 3 # B ok:sh -c exit 0 # A"
+	# Without q1, the majority q2 and q3 still tell both.
+	redis_stop q1
+	run -0 redlock-cli "${U3[@]}" history k --json
+	assert_equal "$(entries)" "failed:sh -c exit 3 # B ok:sh -c exit 0 # A"
+	# With two down, no majority: exit 69 with the quorum line.
+	redis_stop q3
+	run --separate-stderr redlock-cli "${U3[@]}" history k
+	assert_failure 69
+	[[ $stderr == "redlock-cli: quorum not reached (1 of 3 servers, 2 needed): "* ]] ||
+	    fail "stderr: $stderr"
+}
+
+# entries: "outcome:command ..." of `history --json` in $output.
+entries() {
+	python3 -c '
+import json, sys
+print(" ".join(e["outcome"] + ":" + e["command"] for e in json.load(sys.stdin)))' <<<"$output"
+}
