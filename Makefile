@@ -23,7 +23,7 @@ SRCS	+= src/tls-dlopen.c src/tls-linked.c
 # What a holder records of its command, secrets masked (issue 32).
 SRCS	+= src/mask.c
 # Each lock's run history, and the history verb (issue 36).
-SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c
+SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c src/lock-list-all.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries

@@ -57,7 +57,7 @@ _redlock_cli_verb_opts()
 	status)
 		echo "--limit --json" ;;
 	list)
-		echo "--json" ;;
+		echo "--all --json" ;;
 	history)
 		echo "-n --count --json" ;;
 	esac

@@ -85,6 +85,7 @@ complete -c redlock-cli -n '__redlock_cli_using acquire run' -l cancel-running -
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -l record-command -x -a 'full name none' -d 'What status shows of the command line'
 complete -c redlock-cli -n '__redlock_cli_using acquire status list history' -l json -d 'Print JSON'
 complete -c redlock-cli -n '__redlock_cli_using history' -s n -l count -x -d 'Show this many entries'
+complete -c redlock-cli -n '__redlock_cli_using list' -l all -d 'Free names with a history too'
 complete -c redlock-cli -n '__redlock_cli_using release' -l force -d 'Remove whoever holds the lock'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s s -l shared -d 'A shared hold, beside other shared ones'
 complete -c redlock-cli -n '__redlock_cli_using acquire run' -s x -l exclusive -d 'An exclusive hold (the default)'

@@ -13,11 +13,11 @@
 
 static int	cmd_list_exec(struct global_opts *, struct cmd_args *);
 
-static const int cmd_list_options[] = { OPT_JSON, 0 };
+static const int cmd_list_options[] = { OPT_ALL, OPT_JSON, 0 };
 
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
-	.usage = "[PATTERN] [--json]",
+	.usage = "[PATTERN] [--all] [--json]",
 	.summary = "show every held lock whose KEY matches PATTERN (a glob, "
 	    "default *)",
 	.example = "redlock-cli list 'deploy-*'",
@@ -33,7 +33,7 @@ cmd_list_exec(struct global_opts *g, struct cmd_args *a)
 	size_t			i;
 	int			rc;
 
-	if ((rc = lock_list(g, a->key != NULL ? a->key : "*", &ls)) !=
+	if ((rc = lock_list(g, a->key != NULL ? a->key : "*", a->all, &ls)) !=
 	    EXIT_OK) {
 		log_warnx("%s", ls.error);
 		lock_listing_free(&ls);

@@ -218,6 +218,33 @@ struct lock_entry_args {
 };
 void	 lock_entry_args(const struct lock *, struct lock_entry_args *);
 
+/* list's run over the servers (lock-list.c scans, lock-list-all.c merges) */
+/* One lock as one server (or one master of a Cluster) sees it. */
+struct list_found {
+	char		*key;		/* without the prefix */
+	size_t		 server;	/* its index among the URLs */
+	int64_t		 limit;		/* as struct lock_entry's */
+	struct lock_view view;
+};
+
+struct list_run {
+	struct lock	*l;		/* the servers and their failures */
+	size_t		 prefix_len;
+	char		**errors;	/* per URL: why it failed, or NULL */
+	struct list_found *found;
+	size_t		 nfound;
+	size_t		 commands;
+	const char	*prefix;
+	int		 history_pass;	/* --all: names with a history */
+	char		**names;	/* what that pass found */
+	size_t		 nnames;
+};
+void	 list_merge(struct list_run *, struct lock_listing *);
+char	*list_history_glob(const char *, const char *);
+char	*list_history_name(const char *, size_t, const char *);
+void	 list_add_free(const struct global_opts *, char **, size_t,
+	     struct lock_listing *);
+
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);

@@ -22,23 +22,6 @@
 /* Metadata bytes one list call may return (conn-impl.h's bounds). */
 #define LIST_REPLY_BUDGET	"600000"
 
-/* One lock as one server (or one master of a Cluster) sees it. */
-struct list_found {
-	char		*key;		/* without the prefix */
-	size_t		 server;	/* its index among the URLs */
-	int64_t		 limit;		/* as struct lock_entry's */
-	struct lock_view view;
-};
-
-struct list_run {
-	struct lock	*l;		/* the servers and their failures */
-	size_t		 prefix_len;
-	char		**errors;	/* per URL: why it failed, or NULL */
-	struct list_found *found;
-	size_t		 nfound;
-	size_t		 commands;
-};
-
 /* A SCAN page's candidates: each key's name and its companions'. */
 struct list_page {
 	const char	**args;		/* the two bounds, then 3 per key */
@@ -60,8 +43,10 @@ static int	 list_call(struct list_run *, size_t, struct conn *,
 		     struct list_page *, size_t, size_t *);
 static int	 list_take(struct list_run *, size_t, const redisReply *);
 static char	*list_glob(const char *, const char *);
-static int	 list_cmp(const void *, const void *);
-static void	 list_merge(struct list_run *, struct lock_listing *);
+static int	 list_names(struct list_run *, const redisReply *);
+static void	 list_all(struct list_run *, const char *,
+		     struct lock_listing *);
+static int	 list_strcmp(const void *, const void *);
 
 /* PREFIX with the glob's special characters escaped, then PATTERN. */
 static char *
@@ -269,6 +254,8 @@ list_scan_page(struct list_run *lr, size_t server, struct conn *c,
 		    conn_error(c));
 		return (conn_exit_code(result));
 	}
+	if (lr->history_pass)
+		return (list_names(lr, r->element[1]));
 	list_page_fill(&pg, r->element[1]);
 	for (start = 0; rc == 0 && start < pg.n; start = next)
 		rc = list_call(lr, server, c, &pg, start, &next);
@@ -346,80 +333,6 @@ list_server(struct list_run *lr, size_t server, const char *glob)
 	return (rc);
 }
 
-static int
-list_cmp(const void *a, const void *b)
-{
-	const struct list_found *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-
-	if (c != 0)
-		return (c);
-	return (x->server < y->server ? -1 : x->server > y->server);
-}
-
-/*
- * Each key's views, one per URL (a server that failed: its error; one
- * that has no such lock: free), and the majority's view of them; only the
- * keys held on a majority are listed.  Takes lr->found over.
- */
-static void
-list_merge(struct list_run *lr, struct lock_listing *out)
-{
-	struct lock		*l = lr->l;
-	struct lock_entry	*e;
-	struct list_found	*f;
-	size_t			 i, j, s;
-
-	/* qsort() may not be given NULL, even for no element. */
-	if (lr->nfound > 0)
-		qsort(lr->found, lr->nfound, sizeof(*lr->found), list_cmp);
-	for (i = 0; i < lr->nfound; i = j) {
-		out->entries = xreallocarray(out->entries, out->n + 1,
-		    sizeof(*out->entries));
-		e = &out->entries[out->n];
-		memset(e, 0, sizeof(*e));
-		e->key = lr->found[i].key;
-		e->st.nviews = l->nconns;
-		e->st.views = xcalloc(l->nconns, sizeof(*e->st.views));
-		for (s = 0; s < l->nconns; s++) {
-			e->st.views[s].display = conn_display(l->conns[s]);
-			if (lr->errors[s] != NULL)
-				e->st.views[s].error = xstrdup(lr->errors[s]);
-		}
-		for (j = i; j < lr->nfound &&
-		    strcmp(lr->found[j].key, e->key) == 0; j++) {
-			f = &lr->found[j];
-			if (j > i)
-				free(f->key);
-			/* SCAN may return a key twice: the first counts. */
-			if (lr->errors[f->server] != NULL ||
-			    e->st.views[f->server].holders != NULL) {
-				lock_holders_free(f->view.holders,
-				    f->view.nholders);
-				lock_waiters_free(f->view.waiters,
-				    f->view.nwaiters);
-				continue;
-			}
-			f->view.display = e->st.views[f->server].display;
-			e->st.views[f->server] = f->view;
-			if (f->view.nholders > 0)
-				e->st.mode = f->view.mode;
-			if (f->limit != 0 && (e->limit <= 0 || f->limit > 0))
-				e->limit = f->limit;
-		}
-		lock_state_majority(&e->st, l->quorum);
-		if (e->st.nholders > 0)
-			out->n++;
-		else {
-			free(e->key);
-			lock_state_free(&e->st);
-		}
-	}
-	free(lr->found);
-	lr->found = NULL;
-	lr->nfound = 0;
-}
-
 /*
  * Every lock held under the prefix whose KEY matches pattern, sorted by
  * KEY, each as a majority of the servers sees it.  Returns EXIT_OK (also
@@ -428,7 +341,7 @@ list_merge(struct list_run *lr, struct lock_listing *out)
  * either way.
  */
 int
-lock_list(const struct global_opts *opts, const char *pattern,
+lock_list(const struct global_opts *opts, const char *pattern, int all,
     struct lock_listing *out)
 {
 	struct lock_spec	 spec;
@@ -442,7 +355,8 @@ lock_list(const struct global_opts *opts, const char *pattern,
 	memset(&lr, 0, sizeof(lr));
 	spec.key = "";
 	lr.l = lock_open(opts, &spec);
-	lr.prefix_len = opts->prefix != NULL ? strlen(opts->prefix) : 0;
+	lr.prefix = opts->prefix != NULL ? opts->prefix : "";
+	lr.prefix_len = strlen(lr.prefix);
 	lr.errors = xcalloc(lr.l->nconns, sizeof(*lr.errors));
 	glob = list_glob(opts->prefix != NULL ? opts->prefix : "", pattern);
 	for (s = 0; s < lr.l->nconns; s++) {
@@ -459,12 +373,57 @@ lock_list(const struct global_opts *opts, const char *pattern,
 		    lock_error(lr.l));
 	}
 	list_merge(&lr, out);
+	if (all && rc == EXIT_OK)
+		list_all(&lr, pattern, out);
 	out->commands = lr.commands;
 	for (s = 0; s < lr.l->nconns; s++)
 		free(lr.errors[s]);
 	free(lr.errors);
 	lock_close(lr.l);
 	return (rc);
+}
+
+/* --all: each server's history keys, then the free names' last runs. */
+static void
+list_all(struct list_run *lr, const char *pattern, struct lock_listing *out)
+{
+	char	*glob = list_history_glob(lr->prefix, pattern);
+	size_t	 s;
+
+	lr->history_pass = 1;
+	for (s = 0; s < lr->l->nconns; s++)
+		if (lr->errors[s] == NULL)
+			(void)list_server(lr, s, glob);
+	free(glob);
+	if (lr->nnames > 0)
+		qsort(lr->names, lr->nnames, sizeof(*lr->names), list_strcmp);
+	list_add_free(lr->l->opts, lr->names, lr->nnames, out);
+	lr->names = NULL;
+}
+
+/* A SCAN page of history keys: their names, into lr->names. */
+static int
+list_names(struct list_run *lr, const redisReply *keys)
+{
+	size_t	 i;
+	char	*name;
+
+	for (i = 0; i < keys->elements; i++) {
+		if (keys->element[i]->type != REDIS_REPLY_STRING ||
+		    (name = list_history_name(keys->element[i]->str,
+		    keys->element[i]->len, lr->prefix)) == NULL)
+			continue;
+		lr->names = xreallocarray(lr->names, lr->nnames + 1,
+		    sizeof(*lr->names));
+		lr->names[lr->nnames++] = name;
+	}
+	return (0);
+}
+
+static int
+list_strcmp(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
 }
 
 void
@@ -474,6 +433,8 @@ lock_listing_free(struct lock_listing *ls)
 
 	for (i = 0; i < ls->n; i++) {
 		free(ls->entries[i].key);
+		if (ls->entries[i].st.last != NULL)
+			lock_runs_free(ls->entries[i].st.last, 1);
 		lock_state_free(&ls->entries[i].st);
 	}
 	free(ls->entries);

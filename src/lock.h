@@ -181,7 +181,7 @@ struct lock_listing {
 	size_t		   commands;	/* sent, for -v */
 	char		   error[512];
 };
-int	 lock_list(const struct global_opts *, const char *,
+int	 lock_list(const struct global_opts *, const char *, int,
 	     struct lock_listing *);
 void	 lock_listing_free(struct lock_listing *);
 

@@ -138,6 +138,9 @@ const struct options_def options_defs[] = {
 	    "full (secrets masked), name or none: what status shows of the "
 	    "command line",
 	    "full" },
+	{ { { "all", no_argument, NULL, OPT_ALL }, 0 }, NULL,
+	    "list: free names that have a history too, with their last run",
+	    NULL },
 	{ { { "count", required_argument, NULL, OPT_COUNT }, 0 }, "N",
 	    "how many entries history shows; also -n N", "20" },
 	{ { { "metrics-file", required_argument, NULL, OPT_METRICS_FILE }, 0 },

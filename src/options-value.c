@@ -198,6 +198,9 @@ options_verb(int ch, const char *arg, struct cmd_args *a,
 	case OPT_JSON:
 		a->json = 1;
 		return (0);
+	case OPT_ALL:
+		a->all = 1;
+		return (0);
 	case OPT_COUNT:
 		return (options_count("--count", arg, 1, LOCK_HISTORY_MAX,
 		    &a->count));

@@ -260,6 +260,7 @@ struct cmd_args {
 	int		  lost_exit_code;
 	int64_t		  limit;	/* --limit N, 0 = mutex */
 	int64_t		  count;	/* history -n N */
+	int		  all;		/* list --all */
 	int		  queue;	/* enum lock_queue: --queue, --fair */
 	int64_t		  order;	/* --order N, -1 when not given */
 	int		  skip_outdated;	/* run --skip-outdated */
@@ -357,7 +358,8 @@ enum cmd_option {
 	OPT_RECORD_COMMAND,
 	OPT_METRICS_FILE,
 	OPT_HISTORY_SIZE,
-	OPT_COUNT
+	OPT_COUNT,
+	OPT_ALL
 };
 const struct cmd_entry *cmd_find(const char *);
 const struct cmd_entry *cmd_at(size_t);
@@ -489,12 +491,9 @@ void	 supervise_pre_start(struct supervise_pre *, char **, const char *,
 	     const sigset_t *, int);
 void	 supervise_pre_end(struct supervise_pre *);
 
-
-/* timefmt.c: times as output shows them */
+/* timefmt.c: times as output shows them; json.c */
 void	 timefmt_utc(int64_t, char *, size_t);
 void	 timefmt_age(int64_t, char *, size_t);
-
-/* json.c */
 void	 json_string(const char *);
 
 #endif /* REDLOCK_H */

@@ -360,6 +360,12 @@ status_print_entry(const char *key, int64_t limit, const struct lock_state *st)
 	size_t	i;
 
 	log_sanitize(safe, sizeof(safe), key, strlen(key));
+	/* list --all: a name nobody holds, and how its last run ended. */
+	if (st->nholders == 0 && st->last != NULL) {
+		(void)printf("%s free, ", safe);
+		history_print_last(st->last);
+		return;
+	}
 	(void)printf("%s %s", safe, status_print_mode(limit, st));
 	if (limit > 0)
 		(void)printf(" %zu/%lld", st->nholders + st->unlisted,

@@ -79,7 +79,7 @@ bash_offered_options() {
 	local verb
 	{
 		echo "$_redlock_cli_global"
-		for verb in acquire release extend run status; do
+		for verb in acquire release extend run status list history; do
 			_redlock_cli_verb_opts "$verb"
 		done
 	} | tr -s ' \t' '\n' | grep -- '^-' | sort -u

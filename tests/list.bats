@@ -189,3 +189,32 @@ PY
 		assert_line -n 3 --regexp '^nightly exclusive '
 	done
 }
+
+@test "list --all also shows the names nobody holds that have a history, each with its last run; list alone does not" {
+	run -0 redlock-cli run done-ok -- true
+	run -4 redlock-cli run done-bad -- sh -c 'exit 4'
+	run -0 redlock-cli acquire held -t 30s
+	run -0 redlock-cli list
+	assert_equal "${#lines[@]}" 1
+	assert_line -n 0 --partial 'held exclusive '
+	run -0 redlock-cli list --all
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 0 --regexp "^done-bad free, last: failed, exit 4, $(hostname), ended [0-9T:Z-]+, held [0-9.]+m?s$"
+	assert_line -n 1 --regexp "^done-ok free, last: ok, exit 0, "
+	assert_line -n 2 --partial 'held exclusive '
+	# The pattern and the prefix apply as to held locks.
+	run -0 redlock-cli list --all 'done-o*'
+	assert_output --partial 'done-ok free'
+	assert_equal "${#lines[@]}" 1
+	run -0 redlock-cli --prefix app: run p -- true
+	run -0 redlock-cli --prefix app: list --all
+	assert_output --regexp '^p free, last: ok, '
+	run -0 redlock-cli list --all --json
+	run -0 python3 -c '
+import json, sys
+v = {e["key"]: e for e in json.load(sys.stdin)}
+assert v["done-bad"]["held"] is False and v["done-bad"]["last"]["exit"] == 4, v
+assert v["held"]["held"] is True and "last" not in v["held"], v
+# Without --prefix, every name is under the empty one: app:p too.
+assert v["app:p"]["last"]["outcome"] == "ok" and "p" not in v, v' <<<"$output"
+}
