@@ -523,3 +523,19 @@ asking_cli() {
 	pttl=$(asking_cli "$target" PTTL "$k")
 	[ "$pttl" -gt 50000 ] && [ "$pttl" -le 60000 ]
 }
+
+@test "history in a Cluster: the entry is on the lock's node in its slot, and history and status read it through any node" {
+	flush_all
+	for k in a b c; do
+		owner=$(owner_of "$k")
+		n=$(non_owner_of "$k")
+		run -3 redlock-cli -u "$(url_of "$n")" run "$k" -- sh -c 'exit 3'
+		[ "$(ncli "$owner" XLEN "{$k}:history")" = 1 ] ||
+		    fail "no history of $k on its owner $owner"
+		[ "$(slot_of "{$k}:history")" = "$(slot_of "$k")" ]
+		run -0 redlock-cli -u "$(curl_of "$n")" history "$k"
+		assert_line -n 1 --regexp " failed +3 .* sh -c exit 3$"
+		run -1 redlock-cli -u "$(url_of "$n")" status "$k"
+		assert_line -n 1 --partial 'last: failed, exit 3, '
+	done
+}
