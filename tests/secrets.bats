@@ -147,6 +147,11 @@ refute_server_secret() {
 	refute_secret "run -v -v's stderr" <"$BATS_TEST_TMPDIR/job.err"
 	refute_secret "run -v -v's stdout" <"$BATS_TEST_TMPDIR/job.out"
 	refute_server_secret
+	# The history keeps the masked command (issue 36), and only it.
+	run --separate-stderr redlock-cli history k --json
+	assert_success
+	refute_secret "history --json" <<<"$output$stderr"
+	assert_output --partial "\"command\":\"$MASKED\""
 }
 
 @test "run -c records the shell command masked, word by word" {
