@@ -33,8 +33,8 @@ cmd_list_exec(struct global_opts *g, struct cmd_args *a)
 	size_t			i;
 	int			rc;
 
-	if ((rc = lock_list(g, a->key != NULL ? a->key : "*", a->all, &ls)) !=
-	    EXIT_OK) {
+	if ((rc = lock_list(g, a->key != NULL ? a->key : "*",
+	    a->all ? LOCK_LIST_ALL : 0, &ls)) != EXIT_OK) {
 		log_warnx("%s", ls.error);
 		lock_listing_free(&ls);
 		return (rc);

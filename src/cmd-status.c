@@ -7,12 +7,15 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "redlock.h"
 #include "print.h"
 
 static int	cmd_status_exec(struct global_opts *, struct cmd_args *);
 static void	cmd_status_last(struct lock *, struct lock_state *);
+static void	cmd_status_hint(const struct global_opts *, const char *);
 
 static const int cmd_status_options[] = { OPT_JSON, OPT_LIMIT, 0 };
 
@@ -63,6 +66,9 @@ cmd_status_exec(struct global_opts *g, struct cmd_args *a)
 		status_print_text(a->key, limit, &st);
 	/* 1 means "free", as the contract says. */
 	rc = st.nholders > 0 ? EXIT_OK : EXIT_BUSY;
+	if (rc == EXIT_BUSY && st.last == NULL && g->prefix == NULL &&
+	    !g->quiet)
+		cmd_status_hint(g, a->key);
 	if (cmd_flush_stdout() == -1 && rc == EXIT_OK)
 		rc = EXIT_UNAVAILABLE;
 	if (st.last != NULL)
@@ -88,4 +94,47 @@ cmd_status_last(struct lock *l, struct lock_state *st)
 		st->last = runs;
 	else
 		lock_runs_free(runs, n);
+}
+
+/*
+ * A free name that has never run here (no history), asked without
+ * --prefix: a lock held under some prefix with this name is likely what
+ * was meant, as list shows it ('app:k').  Said on stderr; the answer
+ * stays "free".  A bounded look (the first SCAN pages: LOCK_LIST_FEW),
+ * so a large keyspace costs a status a few milliseconds at most.
+ */
+static void
+cmd_status_hint(const struct global_opts *g, const char *key)
+{
+	struct lock_listing	 ls;
+	char			*glob, *p;
+	const char		*held;
+	char			 shown[600];
+	size_t			 i, n, klen = strlen(key);
+
+	glob = xmalloc(2 * klen + 2);
+	p = glob;
+	*p++ = '*';
+	for (; *key != '\0'; key++) {
+		if (strchr("*?[]\\", *key) != NULL)
+			*p++ = '\\';
+		*p++ = *key;
+	}
+	*p = '\0';
+	key -= klen;
+	if (lock_list(g, glob, LOCK_LIST_FEW, &ls) == EXIT_OK)
+		for (i = 0; i < ls.n; i++) {
+			held = ls.entries[i].key;
+			if ((n = strlen(held)) <= klen ||
+			    strcmp(held + n - klen, key) != 0)
+				continue;
+			/* What a server sent is made printable. */
+			log_sanitize(shown, sizeof(shown), held, n);
+			log_warnx("lock '%s' is free, but '%s' is held: did you "
+			    "mean --prefix '%.*s'?", key, shown,
+			    (int)(strlen(shown) - klen), shown);
+			break;
+		}
+	lock_listing_free(&ls);
+	free(glob);
 }

@@ -236,6 +236,7 @@ struct list_run {
 	size_t		 commands;
 	const char	*prefix;
 	int		 history_pass;	/* --all: names with a history */
+	int		 few;		/* LOCK_LIST_FEW: LIST_FEW_PAGES */
 	char		**names;	/* what that pass found */
 	size_t		 nnames;
 };

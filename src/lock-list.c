@@ -19,6 +19,8 @@
 
 /* Keys SCAN looks at per call: each call stays well under a millisecond. */
 #define LIST_SCAN_COUNT		"1000"
+/* LOCK_LIST_FEW: SCAN pages per server, a bounded look for a hint. */
+#define LIST_FEW_PAGES		10
 /* Metadata bytes one list call may return (conn-impl.h's bounds). */
 #define LIST_REPLY_BUDGET	"600000"
 
@@ -277,7 +279,7 @@ list_scan(struct list_run *lr, size_t server, struct conn *c,
 	char			 sent[24];
 	size_t			 lens[6], i;
 	redisReply		*r;
-	int			 result, rc, more = 0;
+	int			 result, rc, more = 0, few_left = LIST_FEW_PAGES;
 
 	cursor_start(&cur);
 	do {
@@ -303,7 +305,7 @@ list_scan(struct list_run *lr, size_t server, struct conn *c,
 			rc = list_scan_page(lr, server, c, result, r);
 		if (r != NULL)
 			freeReplyObject(r);
-	} while (rc == 0 && more);
+	} while (rc == 0 && more && (!lr->few || --few_left > 0));
 	return (rc);
 }
 
@@ -341,7 +343,7 @@ list_server(struct list_run *lr, size_t server, const char *glob)
  * either way.
  */
 int
-lock_list(const struct global_opts *opts, const char *pattern, int all,
+lock_list(const struct global_opts *opts, const char *pattern, int flags,
     struct lock_listing *out)
 {
 	struct lock_spec	 spec;
@@ -356,6 +358,7 @@ lock_list(const struct global_opts *opts, const char *pattern, int all,
 	spec.key = "";
 	lr.l = lock_open(opts, &spec);
 	lr.prefix = opts->prefix != NULL ? opts->prefix : "";
+	lr.few = flags & LOCK_LIST_FEW;
 	lr.prefix_len = strlen(lr.prefix);
 	lr.errors = xcalloc(lr.l->nconns, sizeof(*lr.errors));
 	glob = list_glob(opts->prefix != NULL ? opts->prefix : "", pattern);
@@ -373,7 +376,7 @@ lock_list(const struct global_opts *opts, const char *pattern, int all,
 		    lock_error(lr.l));
 	}
 	list_merge(&lr, out);
-	if (all && rc == EXIT_OK)
+	if ((flags & LOCK_LIST_ALL) && rc == EXIT_OK)
 		list_all(&lr, pattern, out);
 	out->commands = lr.commands;
 	for (s = 0; s < lr.l->nconns; s++)

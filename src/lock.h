@@ -181,6 +181,9 @@ struct lock_listing {
 	size_t		   commands;	/* sent, for -v */
 	char		   error[512];
 };
+/* lock_list's flags: free names with a history too; the first pages only */
+#define LOCK_LIST_ALL	1
+#define LOCK_LIST_FEW	2
 int	 lock_list(const struct global_opts *, const char *, int,
 	     struct lock_listing *);
 void	 lock_listing_free(struct lock_listing *);

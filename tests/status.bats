@@ -249,3 +249,19 @@ sem_fill() {
 	assert_equal "$stderr" "redlock-cli: lock 's' is a semaphore of 2 slots: --limit 3 does not match it"
 	run -0 redlock-cli status s --limit 2
 }
+
+@test "status of a free name that is held under a prefix hints at --prefix, on stderr; the answer stays free" {
+	run -0 redlock-cli --prefix app: acquire dep
+	run --separate-stderr redlock-cli status dep
+	assert_failure 1
+	assert_output free
+	assert_equal "$stderr" "redlock-cli: lock 'dep' is free, but 'app:dep' is held: did you mean --prefix 'app:'?"
+	# -q, a name held nowhere, or a prefix given: nothing said.
+	run --separate-stderr redlock-cli -q status dep
+	assert_equal "$stderr" ''
+	run --separate-stderr redlock-cli status other
+	assert_equal "$stderr" ''
+	run --separate-stderr redlock-cli --prefix web: status dep
+	assert_failure 1
+	assert_equal "$stderr" ''
+}
