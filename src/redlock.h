@@ -20,19 +20,19 @@
  *                     process tree (supervise-impl.h)
  *   lock*.c           the lock protocol: lock.c opens a lock from a struct
  *                     lock_spec; lock-call.c fans each operation out to
- *                     every server; lock-acquire.c, lock-wait.c,
- *                     lock-status.c, lock-list.c, lock-force.c,
- *                     lock-queue.c, lock-listen.c (private: lock-impl.h)
+ *                     every server; lock-acquire.c, -wait, -status, -list,
+ *                     -list-all, -force, -queue, -listen, -history
+ *                     (private: lock-impl.h); status-print.c and
+ *                     history-print.c (print.h) word what they find
  *   lock-scripts.c    the Lua scripts, one per purpose and mode, put
- *                     together at build time (scripts-lua.h,
- *                     scripts-mutex.h, scripts-semaphore.h; their SHA-1s
+ *                     together at build time (scripts-*.h; their SHA-1s
  *                     in scripts-sha.h, written by src/tools/script-sha.c)
  *   conn*.c           the only owner of sockets and the only place that
  *                     starts I/O (conn-io.c, driven by conn-poll.c's
  *                     loop): connect, TLS (tls.c), name
  *                     lookups, Sentinel and Cluster as states of one poll
  *                     loop, reply bounds (private: conn-impl.h)
- *   url.c, duration.c, cursor.c, clock.c, token.c, log.c, xmalloc.c,
+ *   url.c, duration.c, timefmt.c, cursor.c, clock.c, token.c, log.c, xmalloc.c,
  *   keyslot.c, signame.c, endsig.c, json.c, sha1.c: small parts with no
  *   state; mask.c (mask.h): a command as a holder records it, secrets
  *   masked; outcome.c and metrics.c: how a run ended, told to a CI step
