@@ -309,10 +309,11 @@ script_calls() {
 	[ "$(rcli main HGET '{k}:meta' token)" = "$token" ]
 	# Nothing else.
 	[ "$(rcli main DBSIZE)" = 3 ]
-	# The metadata expires a few seconds after the lock (issue 17:
-	# nothing of a name is left once nobody holds it), the fence counter
-	# 7 days after it (issue 32: fences never go back).
-	(($(pttl '{k}:meta') > 10000 && $(pttl '{k}:meta') <= 15000))
+	# A manual hold's metadata is its history entry if it expires (issue
+	# 36), kept 7 days after the lock, as the fence counter is (issue 32:
+	# fences never go back); a run's expires a few seconds after its lock
+	# (issue 17: nothing of a name is left once nobody holds it).
+	(($(pttl '{k}:meta') > 604800000 && $(pttl '{k}:meta') <= 604810000))
 	(($(pttl '{k}:fence') > 604800000 && $(pttl '{k}:fence') <= 604810000))
 }
 
@@ -341,7 +342,15 @@ script_calls() {
 	# token fence host pid command since ttl, listens, and the queue's
 	# mode and rank: queue order at (queue-promises.bats)
 	[ "$(rcli main HLEN '{k}:meta')" = 11 ]
+	# A manual hold: it hears no cancel, and is marked as manual.
+	[ "$(rcli main HGET '{k}:meta' listens)" = m ]
+	run -0 redlock-cli release k --token "$(rcli main GET k)"
+	start_bg r run k -t 30s -- sleep 30
+	wait_until key_exists main k
+	(($(pttl '{k}:meta') > 30000 && $(pttl '{k}:meta') <= 35000))
 	[ "$(rcli main HGET '{k}:meta' listens)" = 0 ]
+	kill "$BG_PID"
+	wait_bg "$BG_PID"
 }
 
 @test "companion keys of a key with a hash tag use that tag" {

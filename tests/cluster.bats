@@ -334,7 +334,8 @@ keys_in_slot_on() {
 		for n in $NODES; do
 			run --separate-stderr redlock-cli -u "$(url_of "$n")" status "$k"
 			assert_failure 1
-			assert_output free
+			assert_line -n 0 free
+			assert_line -n 1 --partial 'last: released, '
 		done
 	done
 }

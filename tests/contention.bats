@@ -245,8 +245,11 @@ taken_while_stopped() {
 	# acquired-at of a take sent behind its BZPOPMIN (lock-wait.c), which
 	# the client could not stamp.  Since status shows every waiter (issue
 	# 31), a waiter's take also drops its note (ZREM of its lease and
-	# place, HDEL of its fields): 3 more.  A herd would be hundreds.
+	# place, HDEL of its fields): 3 more.  Since each run's end is in
+	# its lock's history (issue 36), a take also looks for a manual hold
+	# that expired (HMGET) and a release writes the entry (XADD, PEXPIRE):
+	# 3 more.  A herd would be hundreds.
 	all=$(( $(all_calls) - all_before - bz_unseen ))
 	echo "20 hand-offs: $all server commands ($bz_unseen wake-ups left out)"
-	[ "$all" -le 340 ]
+	[ "$all" -le 400 ]
 }
