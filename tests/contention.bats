@@ -195,7 +195,7 @@ taken_while_stopped() {
 	key_gone main k
 }
 
-@test "one release wakes one of 20 waiters: at most 3 scripts and 14 server commands per hand-off, 2 BZPOPMINs per waiter" {
+@test "one release wakes one of 20 waiters: at most 3 scripts and 20 server commands per hand-off, 2 BZPOPMINs per waiter" {
 	local i pids=() tok before scripts bzpopmins bad=0 all all_before bz_unseen
 	# The counts hold while no waiter's fallback poll (1.5 s or more)
 	# fires during the hand-offs: not so under valgrind.
