@@ -65,10 +65,11 @@ server_us() {
 	f=$(fence_of k -t 1s)
 	# What 100 million takes in a burst leave in the counter.
 	f=$(rcli main INCRBY '{k}:fence' 100000000000)
-	# The lock, its metadata and wake keys expire (1 s + 5 s linger).
+	# The lock and its wake keys expire (1 s + 5 s linger); the manual
+	# hold's metadata stays, its history entry (issue 36), until the take.
 	sleep 6.5
 	refute_key main k
-	refute_key main '{k}:meta'
+	refute_key main '{k}:wake'
 	g=$(fence_of k -t 1s)
 	((g > f)) || fail "fence $g after $f"
 }
