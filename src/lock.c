@@ -413,7 +413,7 @@ lock_extend_call(struct lock *l, int64_t ttl_ms, int64_t cap_ns,
     int64_t *set_ms)
 {
 	struct lock_round	 rd;
-	const char		*argv[5];
+	const char		*argv[4];
 	char			 ttl[32], dflt[32];
 	int			 rc;
 
@@ -423,10 +423,7 @@ lock_extend_call(struct lock *l, int64_t ttl_ms, int64_t cap_ns,
 	argv[1] = ttl;
 	argv[2] = l->limit_arg;
 	argv[3] = dflt;
-	/* The extend verb's: a manual hold keeps its metadata as long as
-	 * the record it becomes if it expires (scripts-history.h). */
-	argv[4] = l->spec.listens ? "" : "m";
-	(void)lock_call_keys(l, l->scripts->extend, 5, argv, cap_ns, &rd);
+	(void)lock_call_keys(l, l->scripts->extend, 4, argv, cap_ns, &rd);
 	rc = lock_owner_answers(l, "extend", &rd);
 	*set_ms = rc == EXIT_OK && ttl_ms == 0 ? lock_extended_ttl(l, &rd) :
 	    ttl_ms;

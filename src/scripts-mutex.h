@@ -49,10 +49,15 @@
 	"local function mode_meta_is(token)\n"				\
 	"  return redis.call('HGET', KEYS[3], 'token') == token\n"	\
 	"end\n"							\
-	/* A manual hold's metadata is its history record once it has
-	 * expired (scripts-history.h): kept as long as one. */		\
-	"local meta_linger = " LUA_LINGER_MS "\n"			\
+	/* A manual hold's metadata (marked 'm') is its history record	\
+	 * once it has expired (scripts-history.h): kept as long as one.	\
+	 * Asked of the hash at a renewal, so that extend needs no	\
+	 * argument for it (an unauthenticated client may send only 10:	\
+	 * its NOAUTH must stay a NOAUTH). */				\
+	"local meta_linger\n"						\
 	"local function keep(ttl)\n"					\
+	"  meta_linger = meta_linger or (redis.call('HGET', KEYS[3],"	\
+	" 'listens') == 'm' and " LUA_HISTORY_KEEP_MS " or " LUA_LINGER_MS ")\n"\
 	"  redis.call('PEXPIRE', KEYS[1], ttl)\n"			\
 	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  redis.call('PEXPIRE', KEYS[3], ttl + meta_linger)\n"	\
@@ -199,7 +204,6 @@ static const char lua_mutex_extend[] =
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
-	"if ARGV[5] == 'm' then meta_linger = " LUA_HISTORY_KEEP_MS " end\n"
 	LUA_EXTEND_BODY;
 
 static const char lua_mutex_raise_fence[] =

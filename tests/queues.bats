@@ -486,7 +486,8 @@ five_in_order() {
 	for k in $(rcli main --scan); do
 		case $k in
 		'{k}:fence' | '{k}:wake') continue ;;	# one small key per lock, as before
-		'{k}:done') [ "$(rcli main PTTL "$k")" -gt 86400000 ]; continue ;;
+		'{k}:done' | '{k}:history')	# the records, 7 days
+			[ "$(rcli main PTTL "$k")" -gt 86400000 ]; continue ;;
 		esac
 		ttl=$(rcli main PTTL "$k")
 		echo "$k $ttl"

@@ -528,6 +528,7 @@ run_lost() {
 
 @test "run whose renewal says another owner holds it: lost at once, exit 75, and no release is attempted" {
 	run_lost "another owner holds it" -r $':-1\r\n'
-	# The acquire and one renewal: hands off someone else's lock.
-	assert_equal "$(requests EVALSHA)" 2
+	# The acquire, one renewal, and the run's end in the lock's history
+	# (history_note, issue 36): no release of someone else's lock.
+	assert_equal "$(requests EVALSHA)" 3
 }

@@ -58,10 +58,12 @@ teardown() {
 	[ ! -e "$D/finished" ] || fail "the command ran to its end"
 	bg_stderr runner
 	assert_stderr_count "redlock-cli: lock 'k' lost: it expired in Redis; last confirmed [0-9.]+(ms|s) ago; sending SIGTERM to the command" 1
-	# Hands off a lock that is not ours: nothing was written back.
+	# Hands off a lock that is not ours: nothing was written back but
+	# the run's end in the lock's history.
 	assert_equal "$(keys_of main)" ""
 	run -1 redlock-cli -u "$URL" status k
-	assert_output free
+	assert_line -n 0 free
+	assert_line -n 1 --partial 'last: lost, exit 75, '
 }
 
 @test "restart with AOF appendfsync always during a hold: the key survives, the renewal succeeds after the restart and run exits 0" {
