@@ -362,8 +362,10 @@ class Attempt:
                     name = net.cut(host, [i + 1 for i in f["servers"]],
                                    "both" if f["kind"] == "partition" else "oneway")
                 rec["t"] = self.now()      # in place from here on
-                time.sleep(f["dur"])
-                net.heal(name)
+                try:
+                    time.sleep(f["dur"])
+                finally:
+                    net.heal(name)
                 rec["end"] = self.now()
             elif f["kind"] == "clock":
                 srv = self.s.servers[f["server"]]
