@@ -8,7 +8,7 @@
     net.py hang DIR HOST SERVERS                             blackhole the established connections
     net.py slow DIR HOST RATE                                a tbf rate limit on HOST's link
     net.py heal DIR NAME                                     undo one fault
-    net.py clock DIR SERVER SPEC                             the server's faketime spec ("+10", "+3 x2")
+    net.py clock DIR SERVER SPEC                             the server's faketime spec ("+10": ahead)
     net.py sweep                                             delete namespaces of owners gone
     net.py can                                               exit 0 where namespaces can be made
 
@@ -27,8 +27,10 @@ process still in them (`ip netns pids`) was SIGKILLed by PID.  A network whose o
 
 With --faketime every server runs under Debian's libfaketime (LD_PRELOAD, with tests/net/ftguard.c
 in front of it so that jemalloc's start-up does not deadlock it), reading its spec from
-DIR/sN/faketime at every call: writing "+10" there makes its clock jump 10 s forward, "+10 x2" makes
-it run twice as fast from then on.  Only CLOCK_REALTIME is faked (FAKETIME_DONT_FAKE_MONOTONIC),
+DIR/sN/faketime at every call: writing "+10" there makes its clock jump 10 s forward.  (Not "x2":
+libfaketime applies a rate from the process's start, so setting one while the server runs makes it
+jump first, and a later spec without one does not take it back; a fast clock is made of small
+steps instead, as the model checker's clock nemesis does.)  Only CLOCK_REALTIME is faked (FAKETIME_DONT_FAKE_MONOTONIC),
 as an NTP step does: Redis expires keys on it."""
 import json, os, re, signal, subprocess, sys, time
 
@@ -316,7 +318,7 @@ class Net:
                            capture_output=True)
 
     def clock(self, i, spec):
-        """Server i's libfaketime spec from now on ('+10': 10 s ahead; '+10 x2': and twice as fast)."""
+        """Server i's libfaketime spec from now on ('+10': 10 s ahead of the real clock)."""
         path = os.path.join(self.dir, "s%d" % i, "faketime")
         with open(path + ".tmp", "w") as f:
             f.write(spec + "\n")
