@@ -5,7 +5,7 @@ promise names are model.PROMISES, which cite the contract.  The state-machine pr
 are queries over the facts it gathered.  To add a check: a promise in model.PROMISES, a
 function here registered in CHECKS, a line in README.md."""
 import os
-from model import Model, rank_cmp, name, JOIN, AT_ONCE, SLACK, LEASE
+from model import Model, rank_cmp, name, JOIN, AT_ONCE, SLACK, LEASE, SERVER_FAULTS, CUTS
 
 BOUND = AT_ONCE + SLACK
 
@@ -149,7 +149,7 @@ def forces(m, me):
             continue
         held = [c for c in m.clients if c.key == f["key"] and c.ran() and c.start < f["invoke"]
                 and c.last > f["complete"] and c.protected_at(f["invoke"]) and not c.disturbed()]
-        ok = {0, 1} | ({69} if any(g["kind"] in ("restart", "proxy") and g["t"] < f["complete"] and
+        ok = {0, 1} | ({69} if any(g["kind"] in ("restart", "proxy", "clock") and g["t"] < f["complete"] and
                                    g.get("end", g["t"]) > f["invoke"] - SLACK for g in m.h["faults"]) else set())
         if f["exit"] not in ok or (f["exit"] == 1 and held):
             yield ("force-stops-run", "release --force on %s exited %d while %s held it: %s" % (
@@ -181,7 +181,8 @@ def lost_wakeups(m):
     for c in m.clients:
         for f in c.faults:
             quiet_after[c.key] = max(quiet_after.get(c.key, 0), f.get("end", f["t"]) + 2 * LEASE + 4)
-    server = [(f["t"] - SLACK, f.get("end", f["t"]) + LEASE) for f in h["faults"] if f["kind"] in ("restart", "proxy")]
+    server = [(f["t"] - SLACK, f.get("end", f["t"]) + max(LEASE, 3.0) + SLACK) for f in h["faults"]
+              if f["kind"] in SERVER_FAULTS]
 
     def live(pid, key, s):
         if pid == me:
@@ -259,8 +260,67 @@ def progress(m):
             yield ("progress", "%s was still running %.0fs after its start" % (name(c), c.complete - c.invoke))
 
 
+def cuts(m):
+    """A run cut off from a majority of its servers (partition, oneway) for longer than its TTL:
+    its last acknowledged renewal came before the cut, so its lock's validity ends at most a TTL
+    after it, and its command must have had the lost-signal by then (C72-C74); its job's last
+    sign of life may come a moment later (SIGTERM's handler, then SIGKILL at the validity's end)."""
+    n = m.h["servers"]
+    for f in m.h["faults"]:
+        if f["kind"] not in CUTS or "end" not in f or 2 * len(f["servers"]) <= n:
+            continue
+        for c in m.clients:
+            if c.op.verb != "run" or not c.ran() or c.host != f["host"] or c.start >= f["t"]:
+                continue
+            if c.disturbed() or c.forced or c.last < f["t"]:
+                continue
+            if f["end"] < f["t"] + c.op.ttl:
+                continue      # healed within a TTL: its renewals may go on
+            if c.last > f["t"] + c.op.ttl + BOUND:
+                yield ("cut-stops-run", "%s was cut off from servers %s at %.2f (until %.2f) with a %gs TTL; "
+                       "its job ran on to %.2f (TERM %s)" % (name(c), f["servers"], f["t"], f["end"], c.op.ttl,
+                                                          c.last, "at %.2f" % c.cs["term"] if "term" in c.cs
+                                                          else "never"))
+
+
+def cut_to_signal(h):
+    """The longest time from a network fault on a client host (partition, oneway, hang) to the
+    lost-signal of a command that was running on it: [(seconds, kind)]."""
+    out = []
+    for f in h["faults"]:
+        if f["kind"] not in CUTS + ("hang",):
+            continue
+        for c in h["clients"]:
+            cs = c.get("cs") or {}
+            if c.get("host") == f["host"] and "term" in cs and cs["start"] < f["t"] <= cs["term"] \
+                    and cs["term"] < f.get("end", f["t"]) + 1.0:
+                out.append((cs["term"] - f["t"], f["kind"]))
+    return out
+
+
+def fenced_writes(h):
+    """The toy resource (cs): (accepted, refused, stale accepted).  A stale write is one made
+    after another exclusive holder of the same name, with a higher fence, had started its
+    command: a write the lock alone should have prevented.  The resource keeps the highest fence
+    it took and refuses lower ones; a stale write it accepted got through the fence too (it came
+    before the newer holder's first write)."""
+    acc = ref = stale = 0
+    runs = [c for c in h["clients"] if (c.get("cs") or {}).get("writes")]
+    for c in runs:
+        others = [(d["cs"]["start"], d["cs"]["fence"]) for d in runs
+                  if d is not c and d["key"] == c["key"] and d["cs"].get("fence") is not None]
+        for t, ok in c["cs"]["writes"]:
+            if not ok:
+                ref += 1
+                continue
+            acc += 1
+            if any(st < t and fe > c["cs"]["fence"] for st, fe in others):
+                stale += 1
+    return acc, ref, stale
+
+
 CHECKS = [replayed, exit_status, supersede, latest_one_waiter, fifo_order, probe_not_queued, cancels,
-          lambda m: forces(m, m.me), killed_jobs, lost_wakeups, deadlines, footprint, messages, progress]
+          lambda m: forces(m, m.me), killed_jobs, lost_wakeups, deadlines, footprint, messages, progress, cuts]
 
 
 def run_all(h, me=None):

@@ -6,12 +6,17 @@ A schedule is plain JSON, so that a failure can be saved and replayed (regressio
                    "orders": bool}},
    "clients": [{"at": S, "key": NAME, "verb": "run"|"acquire", "args": [...], "hold": S,
                 "status": N, "tail": S, "extend": bool}],
-   "faults": [{"at": S, "kind": "kill"|"stop"|"force"|"restart"|"proxy", ...}]}
+   "faults": [{"at": S, "kind": "kill"|"stop"|"force"|"restart"|"proxy"|"partition"|"oneway"|"hang"
+                                  |"slow"|"clock", ...}]}
 Times are seconds from the start of the attempt.  Key names get a per-attempt prefix from the
 runner, so one set of servers serves many attempts."""
 import random
 
-NEMESES = ("kill", "stop", "force", "restart", "proxy")
+NEMESES = ("kill", "stop", "force", "restart", "proxy", "partition", "oneway", "hang", "slow", "clock")
+# The nemeses of the test network (tests/net/): clients run on client hosts (network namespaces), the
+# servers on hosts of their own.  `all` is the first five, which need no namespaces.
+NET_NEMESES = ("partition", "oneway", "hang", "slow", "clock")
+CLIENT_HOSTS = 2     # client i runs on host i % 2
 
 
 def _key(r):
@@ -87,7 +92,46 @@ def _faults(r, nemeses, clients, servers, keys, end):
             f["dur"] = r.choice([0.3, 0.8, 1.5])
         t += f.get("down", f.get("dur", 0))
         out.append(f)
+    out += _net_faults(r, nemeses, servers, end)
     return sorted(out, key=lambda f: f["at"])
+
+
+def _servers(r, servers):
+    """Which servers a cut is from: the one server, or a minority, a majority or all of 3."""
+    if servers == 1:
+        return [0]
+    return sorted(r.sample(range(servers), r.choice([1, 1, 2, 2, servers])))
+
+
+def _net_faults(r, nemeses, servers, end):
+    """The network's faults, one at a time, each on one client host (all clients on it)."""
+    kinds = [k for k in nemeses if k in NET_NEMESES]
+    if not kinds:
+        return []        # no draw: the other nemeses' schedules stay as they were
+    out, t = [], r.uniform(0.3, 1.5)
+    # One server's clock misbehaves in an attempt, so that a majority keeps time (Redlock's
+    # assumption): jumps of two servers within one lock's life may leave its holder a minority.
+    bad_clock = r.randrange(servers) if "clock" in kinds else None
+    while kinds and t < end:
+        kind = r.choice(kinds)
+        f = {"at": round(t, 2), "kind": kind, "host": r.randrange(CLIENT_HOSTS)}
+        if kind in ("partition", "oneway"):
+            # Some shorter than the TTL (2-3 s): renewals resume; some longer: the lock is lost.
+            f.update(servers=_servers(r, servers), dur=r.choice([0.5, 1.5, 2.5, 4.0, 6.0]))
+        elif kind == "hang":
+            f.update(servers=_servers(r, servers), dur=r.choice([1.0, 2.5, 4.0, 6.0]))
+        elif kind == "slow":
+            f.update(rate=r.choice(["8kbit", "16kbit", "64kbit"]), dur=r.choice([1.0, 2.5, 4.0]))
+        else:   # clock: one server's clock jumps past every TTL, or runs twice as fast for a while
+            del f["host"]
+            f.update(server=bad_clock, mode=r.choice(["jump", "jump", "fast"]))
+            if f["mode"] == "jump":
+                f.update(by=r.choice([4.0, 10.0]), dur=0.0)
+            else:
+                f.update(dur=r.choice([2.0, 4.0, 6.0]))
+        out.append(f)
+        t += f["dur"] + r.uniform(0.5, 3.0)
+    return out
 
 
 def schedule(seed, nemeses=(), servers=1, max_clients=12):

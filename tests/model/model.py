@@ -16,6 +16,18 @@ checked at the event where the contract decides it; a rule that needs the whole 
 Every bound is one-sided so that a violation is a certainty, not a guess: a pair whose order
 the clock cannot tell (two arrivals closer than JOIN) is not judged."""
 
+# The faults of servers and of the network: each may make a server unreachable, slow or forgetful
+# for a while.  A network fault on a client host touches only the clients on that host; a
+# server's fault (restart, proxy, its clock) every client.
+SERVER_FAULTS = ("restart", "proxy", "partition", "oneway", "hang", "slow", "clock")
+CUTS = ("partition", "oneway")     # nothing of a renewal's reply comes back while these last
+
+
+def touches(f, host):
+    """Fault f may have kept a client on `host` from its servers."""
+    return f["kind"] in SERVER_FAULTS and ("host" not in f or host is None or f["host"] == host)
+
+
 JOIN = 1.0     # from a client's start to its first request at the server (its arrival)
 AT_ONCE = 1.0  # the contract's "at once" / "within 1 s" (C121, C131, C175)
 SLACK = 0.75   # scheduling noise on a loaded 2-core machine, added to every time bound
@@ -54,6 +66,8 @@ PROMISES = {
     "failure-message": ("C140, C245-C246", "every failure prints a line `redlock-cli: <what happened>` on "
                         "stderr, never an empty one, and nothing on stdout"),
     "progress": ("C57", "every client ends (nobody hangs)"),
+    "cut-stops-run": ("C72-C74", "a run cut off from a majority of its servers for longer than its TTL "
+                      "signals its command before the TTL, counted from the cut, has passed"),
 }
 
 
@@ -89,6 +103,7 @@ class Client:
     def __init__(self, c, h, me):
         self.raw, self.id, self.op = c, c["id"], Op(c, c["key"])
         self.key, self.pid = c["key"], (c.get("pid") if c["verb"] == "run" else me)
+        self.host = c.get("host")     # its client host on the test network (None: no network)
         self.invoke, self.complete = c.get("invoke", c["at"]), c.get("complete")
         self.exit, self.hung = c.get("exit"), c.get("hung", False)
         self.cs = c.get("cs") if c["verb"] == "run" else None
@@ -106,8 +121,9 @@ class Client:
         for r in ("extend_r", "release_r"):
             if r in c:
                 self.end = max(self.end, c[r]["complete"])
-        # Server faults (restart, proxy) while it ran: unavailable (69) and lost locks are allowed.
-        self.server_faulted = any(f["kind"] in ("restart", "proxy") and f["t"] < self.end + SLACK and
+        # Server faults (restart, proxy, the network's) while it ran: unavailable (69) and lost
+        # locks are allowed.
+        self.server_faulted = any(touches(f, self.host) and f["t"] < self.end + SLACK and
                                   f.get("end", f["t"]) > self.invoke - SLACK for f in h["faults"])
         self.forced = None     # the first force that named it (or, for a manual hold, may have)
         for f in h["faults"]:

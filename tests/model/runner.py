@@ -5,7 +5,11 @@ Servers: throwaway redis-server processes on free loopback ports (never 6379), s
 With the restart nemesis they run with `appendonly yes, appendfsync always`: the contract's
 promises hold across a restart only when the server keeps every write (man page CAVEATS,
 "A server does not forget the locks it held").  With the proxy nemesis, clients reach each
-server through tests/fakes/proxy; the sampler and the operator's force go direct.
+server through tests/fakes/proxy; the sampler and the operator's force go direct.  With a
+nemesis of the test network (partition, oneway, hang, slow, clock: tests/net/net.py), the
+servers run in network namespaces of their own and each client on one of two client hosts
+(`ip netns exec`), with the servers' namespace addresses; the sampler, the force and the
+footprint scan reach the servers on their unix sockets, which no network fault touches.
 
 The history (a dict) holds, on CLOCK_MONOTONIC seconds from the attempt's start:
   clients: per client its pid, invoke/complete times, exit status, stderr, its critical section
@@ -13,9 +17,11 @@ The history (a dict) holds, on CLOCK_MONOTONIC seconds from the attempt's start:
   faults:  what the nemesis did, when, to whom (a force with the pids it named)
   snaps:   the server's view (`list --json`) about every 0.25 s: holders' and waiters' pids
   quiet:   when the last client ended, for the footprint check (checks.py)."""
-import json, os, re, shutil, signal, socket, subprocess, tempfile, threading, time
+import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "net"))
+import net as netlib
 CS = os.path.join(HERE, "cs")
 PROXY_SRC = os.path.join(HERE, "..", "fakes", "proxy.c")
 HUNG_AFTER = 90.0     # a client still running this long after its start is killed (and reported)
@@ -31,7 +37,10 @@ def free_port():
 
 
 def resp(port, *args, timeout=2.0):
-    """One command to 127.0.0.1:port in RESP; the decoded reply (errors as Exception)."""
+    """One command to 127.0.0.1:port (or a unix socket, a path) in RESP; the decoded reply
+    (errors as Exception)."""
+    if isinstance(port, str):
+        return netlib.resp(port, *args, timeout=timeout)
     with socket.create_connection(("127.0.0.1", port), timeout) as s:
         s.sendall(b"".join([b"*%d\r\n" % len(args)] +
                            [b"$%d\r\n%s\r\n" % (len(a), a) for a in (str(x).encode() for x in args)]))
@@ -59,7 +68,7 @@ class Server:
         self.dir = tempfile.mkdtemp(prefix="srv.", dir=base)
         self.persist, self.proc = persist, None
         for _ in range(10):
-            self.port = free_port()
+            self.port = self.addr = free_port()
             if self.start():
                 return
         raise RuntimeError("redis-server did not start: " + open(self.log).read()[-500:])
@@ -127,12 +136,45 @@ class Proxy:
             except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
 
 
+class NetServer:
+    """A redis-server on a server host of the test network; addr is its unix socket."""
+    def __init__(self, net, i, persist):
+        self.net, self.i, self.persist = net, i, persist
+        self.addr = net.sock(i)
+        self.clock_off = 0.0      # seconds its faketime clock is ahead of the real one
+        net.start_server(i, persist)
+
+    def start(self):
+        try:
+            self.net.start_server(self.i, self.persist)
+            return True
+        except RuntimeError:
+            return False
+
+    def crash(self):
+        self.net.kill_server(self.i)
+
+    def stop(self):
+        self.net.kill_server(self.i)
+
+
 class Servers:
     """n servers for a whole checker run (attempts use key prefixes of their own)."""
-    def __init__(self, n, persist=False, proxy=False):
+    def __init__(self, n, persist=False, proxy=False, net=False, faketime=False):
         self.base = tempfile.mkdtemp(prefix="rlmodel.")
-        self.servers, self.proxies = [], []
+        self.servers, self.proxies, self.net, self.hosts = [], [], None, 1
         try:
+            if net:
+                why = netlib.can()
+                if why:
+                    raise RuntimeError("the network nemeses need network namespaces: " + why)
+                self.net = netlib.Net.up(os.path.join(self.base, "net"), servers=n, clients=2,
+                                         faketime=faketime, start=False)
+                self.hosts = 2
+                self.servers = [NetServer(self.net, i + 1, persist) for i in range(n)]
+                self.direct = sum([["-u", "unix://" + s.addr] for s in self.servers], [])
+                self.urls = sum([["-u", self.net.url(i + 1)] for i in range(n)], [])
+                return
             self.servers = [Server(self.base, persist) for _ in range(n)]
             if proxy:
                 exe = os.path.join(self.base, "proxy")
@@ -151,6 +193,8 @@ class Servers:
             p.stop()
         for s in self.servers:
             s.stop()
+        if self.net:
+            self.net.down()
         shutil.rmtree(self.base, ignore_errors=True)
 
     def __enter__(self): return self
@@ -168,6 +212,8 @@ def parse_cs(path, t0):
         if not w: continue
         t = float(w[1]) - t0
         cs["last"] = max(cs.get("last", 0.0), t)
+        if w[0] in ("tick", "ttick") and len(w) > 2:      # a write to the fenced resource
+            cs.setdefault("writes", []).append((t, w[2] == "ok"))
         if w[0] == "start":
             cs.update(start=t, fence=int(w[2]) if w[2].isdigit() else None, pid=int(w[3]))
         elif w[0] == "end":
@@ -186,6 +232,9 @@ class Attempt:
     def __init__(self, binary, servers, sched, prefix, logdir):
         self.binary, self.s, self.sched, self.prefix, self.logdir = binary, servers, sched, prefix, logdir
         self.clients = [dict(id=i, **c) for i, c in enumerate(sched["clients"])]
+        if servers.net:
+            for c in self.clients:
+                c["host"] = c["id"] % servers.hosts      # it runs on client host c<host+1>
         self.procs = {}           # client id -> Popen of redlock-cli while it runs
         self.faults, self.snaps = [], []
         self.lock = threading.Lock()
@@ -203,11 +252,14 @@ class Attempt:
     def key(self, name):
         return self.prefix + name
 
-    def cli(self, argv, c=None, urls=None):
-        """redlock-cli ARGV; returns (invoke, complete, exit, stdout, stderr, pid)."""
+    def cli(self, argv, c=None, urls=None, env=None):
+        """redlock-cli ARGV; returns (invoke, complete, exit, stdout, stderr, pid).  A client's on
+        the test network runs on its host (`ip netns exec` execs it: the pid is redlock-cli's)."""
         t = self.now()
-        p = subprocess.Popen([self.binary] + (urls or self.s.urls) + argv, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pre = self.s.net.exec_argv("c%d" % (c["host"] + 1)) if c is not None and "host" in c else []
+        p = subprocess.Popen(pre + [self.binary] + (urls or self.s.urls) + argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, **env) if env else None)
         if c is not None:
             with self.lock: self.procs[c["id"]] = p
         try:
@@ -228,8 +280,12 @@ class Attempt:
         key = self.key(c["key"])
         if c["verb"] == "run":
             log = os.path.join(self.logdir, "cs%d" % c["id"])
+            # An exclusive run writes to a toy fenced resource, one per name (cs).
+            env = None
+            if "-s" not in c["args"] and "--limit" not in c["args"]:
+                env = {"RLMODEL_RESOURCE": os.path.join(self.logdir, "resource-" + c["key"])}
             r = self.cli(["run", key] + c["args"] + ["--", CS, log, str(c["hold"]), str(c["status"]),
-                                                     str(c["tail"])], c)
+                                                     str(c["tail"])], c, env=env)
             r["cs"] = parse_cs(log, self.t0)
             c.update(r)
             return
@@ -296,6 +352,39 @@ class Attempt:
                     if srv.start(): break
                     time.sleep(0.2)
                 rec["end"] = self.now()
+            elif f["kind"] in ("partition", "oneway", "hang", "slow"):
+                net, host = self.s.net, "c%d" % (f["host"] + 1)
+                if f["kind"] == "slow":
+                    name = net.slow(host, f["rate"])
+                elif f["kind"] == "hang":
+                    name, rec["conns"] = net.hang(host, [i + 1 for i in f["servers"]])
+                else:
+                    name = net.cut(host, [i + 1 for i in f["servers"]],
+                                   "both" if f["kind"] == "partition" else "oneway")
+                rec["t"] = self.now()      # in place from here on
+                try:
+                    time.sleep(f["dur"])
+                finally:
+                    net.heal(name)
+                rec["end"] = self.now()
+            elif f["kind"] == "clock":
+                srv = self.s.servers[f["server"]]
+                if f["mode"] == "jump":
+                    srv.clock_off += f["by"]
+                    self.s.net.clock(srv.i, "+%.3f" % srv.clock_off)
+                    rec["t"] = self.now()
+                else:
+                    # Twice as fast for dur: its offset grows with the real time, in 20 ms
+                    # steps.  (libfaketime's own "x2" is no good here: set while the server
+                    # runs, it first jumps by the server's age, and a later spec without
+                    # "x" does not take the rate back.)
+                    rec["t"] = t0 = self.now()
+                    base = srv.clock_off
+                    while self.now() - t0 < f["dur"]:
+                        time.sleep(0.02)
+                        srv.clock_off = base + (self.now() - t0)
+                        self.s.net.clock(srv.i, "+%.3f" % srv.clock_off)
+                    rec["end"] = self.now()
             elif f["kind"] == "proxy":
                 if not self.s.proxies:
                     continue
@@ -344,6 +433,7 @@ class Attempt:
         quiet = max([c.get("complete", 0) for c in self.clients] +
                     [c.get("release_r", {}).get("complete", 0) for c in self.clients] + [0])
         return {"prefix": self.prefix, "servers": len(self.s.servers), "keys": self.sched["keys"],
+                "hosts": self.s.hosts,
                 "clients": self.clients, "faults": sorted(self.faults, key=lambda f: f["t"]),
                 "snaps": self.snaps, "quiet": quiet, "t0": self.t0}
 
@@ -354,8 +444,8 @@ def scan(servers, prefix):
     for i, s in enumerate(servers.servers):
         cursor = "0"
         while True:
-            cursor, keys = resp(s.port, "SCAN", cursor, "MATCH", "*" + prefix + "*", "COUNT", 1000)
-            left += [(i, k, resp(s.port, "PTTL", k)) for k in keys]
+            cursor, keys = resp(s.addr, "SCAN", cursor, "MATCH", "*" + prefix + "*", "COUNT", 1000)
+            left += [(i, k, resp(s.addr, "PTTL", k)) for k in keys]
             if cursor == "0":
                 break
     return left
