@@ -380,10 +380,16 @@
  * a holder), the case that matters for speed, runs before the other
  * functions are defined; what it does is what the general path below
  * would.  Anything else (a wrong type, an exclusive holder, a queue)
- * takes the general path.
+ * takes the general path.  A probe (-n, -w 0) of a queue sends ARGV[8]
+ * '0' too, but is no reader to let in at once: a fifo queue's waiters
+ * may wait with the lock free (behind a dead head, until its lease runs
+ * out), and a probe must not take it ahead of them, which only the
+ * general path looks at (LUA_ACQUIRE_BODY: the live leases, KEYS[5]);
+ * no waiting writer's intent (KEYS[9]) tells, as a queued writer notes
+ * none while nobody holds.  So, as a mutex's fast path, --queue any only.
  */
 #define LUA_SHARED_FAST_TAKE						\
-	"if ARGV[8] == '0' then\n"					\
+	"if ARGV[8] == '0' and (ARGV[11] or 'any') == 'any' then\n"	\
 	"  local cur = redis.pcall('GET', KEYS[1])\n"			\
 	"  if cur == false or cur == SHARED_MARK then\n"		\
 	"    local now = server_now()\n"				\

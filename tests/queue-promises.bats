@@ -73,6 +73,54 @@ until_stop() { hold_until_cmd "$D/stop"; }
 	[ -e "$D/holder-done" ]
 }
 
+# A fifo queue's head SIGKILLed while it waited stays first until its
+# lease runs out (3 s, renewed every second), and the live waiters behind
+# it wait for that with the lock free.  (Live waiters alone leave no such
+# window: the release wakes the head, whose attempt is already queued on
+# the server behind its BZPOPMIN.)  Meanwhile a probe of any kind (-s or
+# not, -n or -w 0) exits 1 with a busy line, takes nothing, and leaves the
+# queue as it was; then the waiters take the lock in their order.
+#   probe_behind_dead_head HEAD_ARGS: the dead head's mode (-s, or -x)
+probe_behind_dead_head() {
+	run -0 redlock-cli acquire k -t 30s
+	local tok=$output dead x s p
+	start_bg dead run k "$1" --queue fifo -- touch "$D/dead-ran"
+	dead=$BG_PID
+	wait_until queue_len_is 1
+	start_bg x run k --queue fifo -- sh -c "echo x >>$D/order"
+	x=$BG_PID
+	wait_until queue_len_is 2
+	start_bg s run k -s --queue fifo -- sh -c "echo s >>$D/order"
+	s=$BG_PID
+	wait_until queue_len_is 3
+	kill -KILL "$dead"
+	wait_bg "$dead"
+	run -0 redlock-cli release k --token "$tok"
+	for p in "-s -n" "-s -w 0" "-n" "-w 0"; do
+		# shellcheck disable=SC2086 # $p is two words
+		run --separate-stderr redlock-cli acquire k $p --queue fifo -t 2s
+		[ "$status" = 1 ] ||
+		    fail "acquire k $p --queue fifo exited $status ($output) ahead of the waiters behind a dead head"
+		[[ $stderr == "redlock-cli: lock 'k' "* ]] || fail "acquire k $p: stderr: $stderr"
+		refute_key main k
+		queue_len_is 3 || fail "acquire k $p: the queue is $(rcli main ZCARD '{k}:queue') long, not 3"
+	done
+	wait_bg "$x"
+	assert_equal "$BG_STATUS" 0
+	wait_bg "$s"
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$D/order")" "$(printf 'x\ns')"
+	[ ! -e "$D/dead-ran" ]
+}
+
+@test "a shared probe of a fifo queue whose shared head was SIGKILLed does not take the free lock ahead of the waiters behind it" {
+	probe_behind_dead_head -s
+}
+
+@test "a shared probe of a fifo queue whose exclusive head was SIGKILLed does not take the free lock ahead of the waiters behind it" {
+	probe_behind_dead_head -x
+}
+
 # --- only a newer rank supersedes or cancels -------------------------------
 
 @test "an older order with --cancel-running never cancels a newer holder: it is superseded at once, naming the holder's order" {
