@@ -84,6 +84,10 @@ replay() {
 	replay guardian-stopped-at-take
 }
 
+@test "regression: a shared probe of a fifo queue whose head was SIGKILLed does not take the free lock ahead of the waiters behind it" {
+	replay fifo-shared-probe-behind-dead-head
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	run "$MODEL/check" --binary "$BIN" --seconds 30 --seed 20261205 --nemesis kill,force \
 	    --shrink-budget 60 --save "$BATS_TEST_TMPDIR"
