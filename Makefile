@@ -439,13 +439,13 @@ model-ci: $(BIN)
 	exit $$rc
 
 # make model-net: CI's leg of the test network's nemeses (tests/net/, issue 39),
-# about 2.5 minutes: seed MODEL_NET_SEED on one server and on a quorum of 3,
+# about 2 minutes: seed MODEL_NET_SEED on one server and on a quorum of 3,
 # MODEL_NET_SECONDS each, with partition, oneway, hang, slow and clock (on one
 # server the clock's overlaps are counted as expected, not failures).  Where
 # network namespaces cannot be made (not root, a sandbox) it says why in one
 # line and succeeds.
 MODEL_NET_SEED ?= 39
-MODEL_NET_SECONDS ?= 55
+MODEL_NET_SECONDS ?= 40
 MODEL_NET_NEMESIS ?= partition,oneway,hang,slow,clock
 model-net: $(BIN)
 	@why=$$(python3 tests/net/net.py can) || { echo "make model-net: skipped: $$why"; exit 0; }; \
