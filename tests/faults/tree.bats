@@ -401,6 +401,17 @@ waiter_stopped_guardian() {
 	rcli tree GET k >"$D/tok"
 }
 
+# continued_guardian_ran: continue the guardian of waiter_stopped_guardian;
+# the command ran with the lock's token, run exits 0 and releases it.
+continued_guardian_ran() {
+	kill -CONT "$(cat "$D/guard")"
+	wait_bg "$BG_PID"
+	bg_stderr waiter
+	assert_equal "$BG_STATUS" 0
+	assert_equal "$(cat "$D/ran")" "$(cat "$D/tok")"
+	refute_key tree k
+}
+
 # Found by the model checker (3 servers, seed 463505665): the guardian
 # stopped when the lock was taken, continued past the safety margin.  run
 # renews while it waits for the command's start, as it does while the
@@ -409,12 +420,7 @@ waiter_stopped_guardian() {
 @test "a waiting run's guardian stopped at the take, continued past the safety margin: the lock is renewed, the command runs, exit 0" {
 	waiter_stopped_guardian 3s
 	sleep 2.6		# the margin ends at 2.25 s, the lock at 3 s
-	kill -CONT "$(cat "$D/guard")"
-	wait_bg "$BG_PID"
-	bg_stderr waiter
-	assert_equal "$BG_STATUS" 0
-	assert_equal "$(cat "$D/ran")" "$(cat "$D/tok")"
-	refute_key tree k
+	continued_guardian_ran
 }
 
 # Stopped for longer than the TTL: the lock stays ours, renewed, for as long
@@ -426,12 +432,7 @@ waiter_stopped_guardian() {
 	assert_equal "$(rcli tree GET k)" "$(cat "$D/tok")"
 	proc_alive "$BG_PID" || fail "run gave up the stopped guardian"
 	[ ! -e "$D/ran" ] || fail "the command ran under a stopped guardian"
-	kill -CONT "$(cat "$D/guard")"
-	wait_bg "$BG_PID"
-	bg_stderr waiter
-	assert_equal "$BG_STATUS" 0
-	assert_equal "$(cat "$D/ran")" "$(cat "$D/tok")"
-	refute_key tree k
+	continued_guardian_ran
 }
 
 # The same, and the server stops answering too: the lock is lost (the

@@ -45,22 +45,7 @@ def resp(port, *args, timeout=2.0):
         s.sendall(b"".join([b"*%d\r\n" % len(args)] +
                            [b"$%d\r\n%s\r\n" % (len(a), a) for a in (str(x).encode() for x in args)]))
         f = s.makefile("rb")
-        return _read(f)
-
-
-def _read(f):
-    line = f.readline().rstrip(b"\r\n")
-    t, rest = line[:1], line[1:]
-    if t == b"+": return rest.decode()
-    if t == b"-": raise Exception(rest.decode())
-    if t == b":": return int(rest)
-    if t == b"$":
-        n = int(rest)
-        return None if n < 0 else f.read(n + 2)[:-2].decode(errors="replace")
-    if t == b"*":
-        n = int(rest)
-        return None if n < 0 else [_read(f) for _ in range(n)]
-    raise Exception("bad reply %r" % line)
+        return netlib.read_reply(f)
 
 
 class Server:

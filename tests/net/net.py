@@ -339,12 +339,13 @@ def resp(sock, *args, timeout=2.0):
         s.sendall(b"".join([b"*%d\r\n" % len(args)] +
                            [b"$%d\r\n%s\r\n" % (len(a), a) for a in (str(x).encode() for x in args)]))
         f = s.makefile("rb")
-        return _read(f)
+        return read_reply(f)
     finally:
         s.close()
 
 
-def _read(f):
+def read_reply(f):
+    """One RESP reply from file f (the model's runner reads with it too)."""
     line = f.readline().rstrip(b"\r\n")
     t, rest = line[:1], line[1:]
     if t == b"+": return rest.decode()
@@ -355,7 +356,7 @@ def _read(f):
         return None if n < 0 else f.read(n + 2)[:-2].decode(errors="replace")
     if t == b"*":
         n = int(rest)
-        return None if n < 0 else [_read(f) for _ in range(n)]
+        return None if n < 0 else [read_reply(f) for _ in range(n)]
     raise Exception("bad reply %r" % line)
 
 
