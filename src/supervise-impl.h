@@ -146,6 +146,7 @@ struct supervisor {
 
 /* supervise-job.c */
 int	  supervise_reap(struct supervisor *);
+void	  supervise_hear(struct supervisor *);
 int	  supervise_started(struct supervisor *, const struct supervise_msg *);
 void	  supervise_tell(struct supervisor *, int, int);
 int	  supervise_guard_send(int, int, int);

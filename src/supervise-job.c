@@ -30,7 +30,6 @@
 static void	 supervise_job_stop(struct supervisor *);
 static void	 supervise_exited(struct supervisor *,
 		     const struct supervise_msg *);
-static void	 supervise_hear(struct supervisor *);
 static void	 supervise_wait_guard(struct supervisor *);
 static void	 supervise_guard_gone(struct supervisor *);
 static void	 supervise_guard_gone_early(struct supervisor *, int);
@@ -177,9 +176,10 @@ supervise_started(struct supervisor *s, const struct supervise_msg *m)
 /*
  * Every message the guardian has sent.  A command it could not start
  * ends the job (exit 69) as one that ran would: the guardian exits after
- * saying so.
+ * saying so.  supervise-listen.c asks too, before it judges whether a
+ * force or a cancel came after the command's end.
  */
-static void
+void
 supervise_hear(struct supervisor *s)
 {
 	struct supervise_msg m;

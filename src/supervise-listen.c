@@ -110,7 +110,10 @@ static void
 supervise_cancel(struct supervisor *s)
 {
 	s->is_cancelled = 1;
-	/* After the command's own end: its status stands (supervise_run). */
+	/* After the command's own end: its status stands (supervise_run).
+	 * That end may be waiting unread beside the cancel (we were
+	 * stopped, or busy): what the guardian said is heard first. */
+	supervise_hear(s);
 	s->is_late_end = s->is_exited;
 	supervise_tell(s, SUPERVISE_LOST, s->opts->lost_signal);
 	log_warnx("%s", lock_error(s->lock));
@@ -129,6 +132,7 @@ static void
 supervise_forced(struct supervisor *s)
 {
 	s->is_forced = 1;
+	supervise_hear(s);	/* as for a cancel: the command's end first */
 	s->is_late_end = s->is_exited;
 	s->lost_not_owner = 1;
 	lock_listen_stop(s->lock);

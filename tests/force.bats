@@ -165,3 +165,25 @@ teardown() { stop_bg_jobs; }
 	refute_key main r
 	refute_key main '{r}:readers'
 }
+
+# Found by the model checker (3 servers, seed 1305763440): a run whose
+# redlock-cli was stopped while the command ended on its own (leaving a
+# process behind), then forced.  Woken, it heard the force first and took the command for one
+# still running: the command's status must stand, as for a force that
+# came after the command's end.
+@test "a force heard together with the command's own earlier end: the command's status stands" {
+	local go="$BATS_TEST_TMPDIR/go" done="$BATS_TEST_TMPDIR/done"
+	local started="$BATS_TEST_TMPDIR/started"
+	# It leaves a process behind: the run holds the lock until that ends.
+	start_bg job run k -s -t 3s -- sh -c \
+	    ": >'$started'; while [ ! -e '$go' ]; do sleep 0.05; done; : >'$done'; sleep 1.5 & exit 3"
+	wait_until test -e "$started"
+	kill -STOP "$BG_PID"
+	: >"$go"
+	wait_until test -e "$done"
+	sleep 0.3		# the guardian reaps it and tells redlock-cli
+	run -0 redlock-cli release k --force
+	kill -CONT "$BG_PID"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 3
+}

@@ -88,6 +88,10 @@ replay() {
 	replay fifo-shared-probe-behind-dead-head
 }
 
+@test "regression: a force heard together with the command's earlier end, redlock-cli stopped meanwhile, keeps the command's status" {
+	replay force-while-stopped-after-end
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	# CI's model leg runs the checker longer, on two seeds (.ci/run).
 	[ -z "${REDLOCK_TEST_MODEL_LEG:-}" ] ||
