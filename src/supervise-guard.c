@@ -230,14 +230,16 @@ supervise_guard_serve(struct guard *g, struct supervise_spawn *sp)
 
 	if (supervise_guard_early(g, &early) == -1)
 		supervise_guard_not_started(g, ENOLCK);
+	/* The command says SUPERVISE_STARTED itself, before exec. */
+	sp->tell_fd = g->fd;
 	memset(&m, 0, sizeof(m));
-	m.event = SUPERVISE_STARTED;
+	m.event = SUPERVISE_EXEC_FAILED;
 	if ((m.pid = supervise_spawn(sp, &m.err)) == -1)
 		supervise_guard_not_started(g, errno);
 	g->cmd = m.pid;
 	/* Not announced with a SIGCHLD: redlock-cli reads it with our next
 	 * word (supervise_hear()), renewing the lock meanwhile. */
-	if (send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
+	if (m.err != 0 && send(g->fd, &m, sizeof(m), MSG_NOSIGNAL) == -1) {
 		supervise_guard_sweep(g);	/* nobody to answer to */
 		_exit(EXIT_OK);
 	}

@@ -60,8 +60,11 @@ struct supervise_go {
 
 /* What the guardian tells redlock-cli. */
 enum supervise_event {
-	SUPERVISE_STARTED = 1,	/* pid: the command (-1: vfork failed);
-				 * err: exec's errno, 0 if it runs */
+	SUPERVISE_STARTED = 1,	/* pid: the command (-1: vfork failed,
+				 * err: why); sent by the command itself,
+				 * before exec (supervise_child()) */
+	SUPERVISE_EXEC_FAILED,	/* err: exec's errno; the command exits
+				 * 126 or 127 */
 	SUPERVISE_STOPPED,	/* the command was stopped (Ctrl-Z) */
 	SUPERVISE_EXITED	/* status: its wait status; left: how many
 				 * processes of the job still run (-1: not
@@ -88,6 +91,7 @@ struct supervise_spawn {
 	pid_t		  parent;	/* the guardian, set by it */
 	int		  tty_fd;	/* -1: do not hand the terminal */
 	int		  err_fd;	/* exec's errno goes here */
+	int		  tell_fd;	/* to redlock-cli: SUPERVISE_STARTED */
 };
 
 /* One process as /proc/PID/stat shows it. */

@@ -167,8 +167,6 @@ supervise_started(struct supervisor *s, const struct supervise_msg *m)
 		log_warn("cannot start the command");
 		return (-1);
 	}
-	if (m->err != 0)
-		supervise_exec_failed(s->argv0, m->err);
 	s->child = m->pid;
 	return (0);
 }
@@ -190,7 +188,9 @@ supervise_hear(struct supervisor *s)
 			s->is_start_failed = 1;
 			s->is_exited = 1;
 			s->code = EXIT_UNAVAILABLE;
-		} else if (m.event == SUPERVISE_STOPPED)
+		} else if (m.event == SUPERVISE_EXEC_FAILED)
+			supervise_exec_failed(s->argv0, m.err);
+		else if (m.event == SUPERVISE_STOPPED)
 			supervise_job_stop(s);
 		else if (m.event == SUPERVISE_EXITED)
 			supervise_exited(s, &m);

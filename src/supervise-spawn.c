@@ -11,6 +11,7 @@
  */
 
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -27,8 +28,27 @@
 #include "supervise-impl.h"
 
 deadfn static void supervise_child(const struct supervise_spawn *);
+static int	 supervise_child_say(const struct supervise_spawn *);
 static pid_t	 supervise_vfork(const struct supervise_spawn *)
 		     __attribute__((noinline));
+
+/* SUPERVISE_STARTED with our pid: 0, or -1 if redlock-cli is gone. */
+static int
+supervise_child_say(const struct supervise_spawn *sp)
+{
+	struct supervise_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.event = SUPERVISE_STARTED;
+	m.pid = getpid();
+	for (;;) {
+		if (send(sp->tell_fd, &m, sizeof(m), MSG_NOSIGNAL) ==
+		    (ssize_t)sizeof(m))
+			return (0);
+		if (errno != EINTR)
+			return (-1);
+	}
+}
 
 /*
  * In the child, between vfork and exec, on the guardian's memory: system
@@ -48,6 +68,15 @@ supervise_child(const struct supervise_spawn *sp)
 	 * holder.  Dying before this line is caught by the getppid() check. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
 	    getppid() != sp->parent)
+		_exit(EXIT_LOST);
+	/*
+	 * Say that we run, ourselves, before exec: the guardian, suspended
+	 * until then, could be stopped once we run, before it said so, and
+	 * redlock-cli would then not know our pid if the guardian were
+	 * killed after our end (see supervise_wait_guard()).  Nobody to
+	 * tell: nobody supervises, so no start.
+	 */
+	if (supervise_child_say(sp) == -1)
 		_exit(EXIT_LOST);
 	/* The child's dispositions are its own (no CLONE_SIGHAND). */
 	endsig_restore_sigpipe();
