@@ -92,6 +92,10 @@ replay() {
 	replay force-while-stopped-after-end
 }
 
+@test "regression: a run forced, then its guardian killed before the command got the TERM, exits 75 as forced" {
+	replay force-then-guardian-killed
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	# CI's model leg runs the checker longer, on two seeds (.ci/run).
 	[ -z "${REDLOCK_TEST_MODEL_LEG:-}" ] ||

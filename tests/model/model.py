@@ -356,6 +356,11 @@ class Model:
         elif "term" in cs:
             if c.forced or c.server_faulted: ok.add(75)                  # C72-C74, C172-C176
             if op.latest: ok.add(82)                                     # C130-C133
+        elif c.forced and c.guard_killed is not None and c.forced["t"] < c.guard_killed + SLACK:
+            # Forced, and its guardian killed before the command got the TERM (it dies with its
+            # guardian, PR_SET_PDEATHSIG): run heard the force first, and a forced run is 75
+            # (regressions/force-then-guardian-killed).
+            ok.add(75)
         if c.guard_killed is not None and c.guard_killed < cs.get("end", 1e18):
             ok.add(137)                                                  # man page: guardian killed
         return ok

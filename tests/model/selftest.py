@@ -95,6 +95,12 @@ CASES = [
         run(0, "k", [], 0.0, 5.0, 75, (0.1, 4.9, 10, None, 4.9))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 0,
                  "removed": [100], "err": ""}])),
+    ("allowed: forced, then its guardian killed before the command got the TERM: 75", None, hist([
+        run(0, "k", [], 0.0, 1.2, 75, (0.1, 1.05, 10, None, None),
+            err="redlock-cli: the command's guardian (pid 101) was killed by SIGKILL: killing what is left of the job\n")],
+        faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 0.5, "complete": 1.0, "exit": 0,
+                 "removed": [100], "err": ""},
+                {"kind": "kill", "client": 0, "who": "guardian", "pid": 101, "t": 1.02}])),
     ("a force that names nobody", "force-stops-run", hist([
         run(0, "k", [], 0.0, 5.0, 0, (0.1, 4.9, 10, 0, None))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 76,
