@@ -362,9 +362,13 @@ lock_unexpected(struct lock *l, size_t i, const char *what,
  * After an acquire attempt that did not give us the lock, or whose outcome
  * is unknown (a reply was lost), make sure our token is left nowhere: give
  * back (compare-and-delete) is harmless where the take never happened.
- * Best effort, on fresh connections where a reply went missing.  A queued
- * waiter that will try again (again) gets its place back in line where its
- * take had taken it out: the give-back puts it back at its own rank.
+ * Best effort, on fresh connections where a reply went missing, and within
+ * one I/O timeout in all, connecting included: a probe (-n) against a
+ * server that does not answer then ends within its attempt and one more
+ * I/O timeout.  A give-back that does not make it leaves the take to
+ * expire with its TTL.  A queued waiter that will try again (again) gets
+ * its place back in line where its take had taken it out: the give-back
+ * puts it back at its own rank.
  */
 void
 lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
@@ -377,7 +381,7 @@ lock_forget_attempt(struct lock *l, const char *const *attempt_argv,
 	if (!again)
 		argv[7] = "0";	/* no lease: out of line */
 	(void)lock_call(l, l->scripts->give_back, LOCK_NKEYS, argc, argv,
-	    NULL, 0, &rd);
+	    NULL, clock_mono_ns() + clock_ms_to_ns(l->conf.io_timeout_ms), &rd);
 	lock_round_free(l, &rd);
 }
 

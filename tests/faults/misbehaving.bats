@@ -332,6 +332,31 @@ scan_reply() { printf -v "$1" '*2\r\n$%d\r\n%s\r\n*0\r\n' "${#2}" "$2"; }
 	[ "$ELAPSED" -ge $((2 * IO_MS)) ] || fail "trickle: only ${ELAPSED}ms"
 }
 
+# The model checker's network run (seed 306099875) saw `acquire -n` on a
+# slow link end 3.87 s after its start: an attempt whose reply was lost is
+# taken back on a new connection, and that give-back had a connect and an
+# I/O timeout of its own.  It has one I/O timeout in all: a probe against a
+# server that does not answer ends within its attempt and one more I/O
+# timeout.  slow-accept.py answers nothing and makes the second connect
+# take about 1 s (its SYN dropped once, as on a congested link).
+@test "a probe whose reply is lost takes its attempt back within one more I/O timeout, even when the new connection is slow to connect" {
+	local t0 port
+	python3 "$ROOT/tests/fakes/slow-accept.py" "$D/port" "$D/accepted" 600 \
+	    </dev/null >/dev/null 2>"$D/slow.err" 3>&- &
+	BAD_PID=$!
+	wait_until test -s "$D/port" || fail "slow-accept did not start: $(cat "$D/slow.err")"
+	port=$(cat "$D/port")
+	t0=$(now_ms)
+	run --separate-stderr redlock-cli -u "redis://127.0.0.1:$port" \
+	    --connect-timeout 3s --io-timeout "${IO_MS}ms" acquire k -n
+	ELAPSED=$(($(now_ms) - t0))
+	assert_equal "$status" 69
+	assert_stderr_line "redlock-cli: redis://127.0.0.1:$port: no reply within ${IO_MS}ms"
+	# Without the bound: IO_MS, about 1 s of connect, IO_MS.
+	no_speed_bound || [ "$ELAPSED" -lt $((2 * IO_MS + 400)) ] ||
+	    fail "took ${ELAPSED}ms with --io-timeout ${IO_MS}ms"
+}
+
 @test "a partial reply then close, a close mid-reply, a close before replying, a hang-up on connect: exit 69 'connection closed' at once" {
 	local closed="$S: (connection closed by the server|read failed: Connection reset by peer|write failed: (Broken pipe|Connection reset by peer))"
 	acquire_case partial-then-close 69 "$closed" -r $'*2\r\n:1\r\n' -a close

@@ -200,7 +200,9 @@ class Client:
 
     def deadline_bound(self):
         """When a waiter that gave up must have ended (C57-C58): its -w, the attempt under way
-        (the I/O timeout, 1 s, C35), and more when a server fault needs the connect timeout."""
+        (the I/O timeout, 1 s, C35), and more when a server fault needs the connect timeout (1 s)
+        and the give-back of an attempt whose reply was lost (one I/O timeout in all, man page
+        --io-timeout; misbehaving.bats, "a probe whose reply is lost")."""
         b = self.invoke + (self.op.wait or 0) + 1.0 + SLACK
         if self.server_faulted:
             b += 2.0
