@@ -24,6 +24,8 @@ SRCS	+= src/tls-dlopen.c src/tls-linked.c
 SRCS	+= src/mask.c
 # Each lock's run history, and the history verb (issue 36).
 SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c src/lock-list-all.c
+# Scripts played with native commands, for servers that refuse scripts.
+SRCS	+= src/scripts-native.c src/native-view.c src/native-owner.c src/native-cmd.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries

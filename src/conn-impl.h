@@ -162,9 +162,12 @@ struct conn {
 	const char		**alt_argv;
 	const size_t		*alt_lens;
 	int			 is_fallback;	/* alt_* went out */
+	int			 lacks;		/* enum conn_lack, found */
+	char			 lack_why[256];	/* the refusal of scripts */
 	struct conn_lead	*lead;		/* sent ahead: conn_set_lead() */
 	int			 lead_replies;	/* its reply still to read */
 	int			 secret_arg;	/* -v -v shows it shortened */
+	int			 secret_reply;	/* and a string reply (a token) */
 	size_t			 secret_from;	/* from this byte of it on */
 	char			 server_error[256];	/* last error reply */
 	int			 is_connecting;	/* TCP, then TLS handshake */

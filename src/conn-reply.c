@@ -15,6 +15,7 @@
 
 static const char *conn_password_from(const struct conn *);
 static int	 conn_classify_error(const char *, size_t);
+static int	 conn_refuses_scripts(const char *);
 static const char *conn_protocol_hint(const char *);
 static enum conn_verdict conn_on_reply(struct conn *, redisReply *);
 static enum conn_verdict conn_on_setup_reply(struct conn *, redisReply *,
@@ -236,6 +237,28 @@ conn_password_from(const struct conn *c)
 	    "the environment");
 }
 
+/*
+ * Whether an error reply to EVAL or EVALSHA says that the server runs no
+ * scripts at all for us: an ACL without @scripting (NOPERM naming the
+ * command), scripting commands renamed away, or a server without a Lua
+ * engine (Valkey 9 built without its module).  Not a script's own error.
+ */
+static int
+conn_refuses_scripts(const char *text)
+{
+	static const char *const says[] = {
+	    "'evalsha' command", "'eval' command",	/* NOPERM, Redis 7 */
+	    "unknown command 'evalsha'", "unknown command 'eval'",
+	    "Could not find scripting engine",	/* Valkey 9, no Lua */
+	    NULL };
+	size_t i;
+
+	for (i = 0; says[i] != NULL; i++)
+		if (strcasestr(text, says[i]) != NULL)
+			return (1);
+	return (0);
+}
+
 /* An error reply to the command itself: result is its class. */
 static enum conn_verdict
 conn_on_error_reply(struct conn *c, int result, const char *text)
@@ -244,6 +267,14 @@ conn_on_error_reply(struct conn *c, int result, const char *text)
 
 	if (result == CONN_NOSCRIPT && c->alt_argc > 0 && !c->is_fallback)
 		return (CONN_V_FALLBACK);
+	if (conn_refuses_scripts(text)) {
+		/* Not closed: the native commands follow on it. */
+		c->lacks |= CONN_LACKS_SCRIPTS;
+		(void)snprintf(c->lack_why, sizeof(c->lack_why), "%s", text);
+		conn_fail(c, CONN_NO_SCRIPTS, "%s: the server refuses scripts: "
+		    "%s", d, text);
+		return (CONN_V_DONE);
+	}
 	if (result == CONN_SERVER_ERROR && strncmp(text, "READONLY ", 9) == 0 &&
 	    c->url->kind == URL_SENTINEL) {
 		/* The master we knew was demoted: find the new one. */
@@ -289,7 +320,10 @@ conn_log_reply(const struct conn *c, const redisReply *r)
 		    (size_t)r->elements);
 	else if (r->type == REDIS_REPLY_NIL)
 		log_debug("%s: < (nil)", c->dial->display);
-	else if (r->type == REDIS_REPLY_STRING ||
+	else if (r->type == REDIS_REPLY_STRING && c->secret_reply) {
+		log_shorten(text, sizeof(text), r->str, r->len);
+		log_debug("%s: < %s", c->dial->display, text);
+	} else if (r->type == REDIS_REPLY_STRING ||
 	    r->type == REDIS_REPLY_STATUS) {
 		log_sanitize(text, sizeof(text), r->str, r->len);
 		log_debug("%s: < %s", c->dial->display, text);

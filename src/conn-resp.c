@@ -113,7 +113,10 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 		return;
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
-		if (i == secret_arg && i > 0)
+		/* The secret wherever it comes (SET K tok IFEQ tok). */
+		if (secret_arg > 0 && secret_arg < argc && i > 0 &&
+		    lens[i] == lens[secret_arg] &&
+		    memcmp(argv[i], argv[secret_arg], lens[i]) == 0)
 			conn_log_secret(arg, sizeof(arg), argv[i], lens[i],
 			    secret_from);
 		else

@@ -175,10 +175,46 @@ conn_exit_code(int result)
 		return (EXIT_NOPERM);
 	case CONN_UNAVAILABLE:
 	case CONN_TRANSIENT:
+	case CONN_NO_SCRIPTS:
 		return (EXIT_UNAVAILABLE);
 	default:
 		return (EXIT_PROTOCOL);
 	}
+}
+
+/* Whether the server was found to lack any of what (enum conn_lack). */
+int
+conn_lacks(const struct conn *c, int what)
+{
+	return ((c->lacks & what) != 0);
+}
+
+void
+conn_set_lacks(struct conn *c, int what)
+{
+	c->lacks |= what;
+}
+
+/* The server's own words when it refused scripts ('' if it did not). */
+const char *
+conn_lack_why(const struct conn *c)
+{
+	return (c->lack_why);
+}
+
+/*
+ * A failure found above the connection layer (scripts-native.c: a mode
+ * that needs the scripts the server refuses), recorded as the layer's own.
+ */
+void
+conn_set_error(struct conn *c, int result, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	c->result = result;
 }
 
 /* Record a failure; transport failures also close the socket. */
@@ -253,6 +289,13 @@ conn_set_secret(struct conn *c, int i, size_t from)
 {
 	c->secret_arg = i;
 	c->secret_from = from;
+}
+
+/* For the next command only: a string reply is a token (GET of a lock). */
+void
+conn_set_secret_reply(struct conn *c)
+{
+	c->secret_reply = 1;
 }
 
 /* The hiredis this binary was built against ("1.2.0"), for --version. */

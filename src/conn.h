@@ -18,7 +18,20 @@ enum conn_result {
 	CONN_TRANSIENT,		/* LOADING, BUSY, TRYAGAIN, MASTERDOWN */
 	CONN_REDIRECT,		/* MOVED, ASK */
 	CONN_SERVER_ERROR,	/* another error reply, e.g. WRONGTYPE, OOM */
-	CONN_PROTOCOL		/* the bytes were not RESP, or too large */
+	CONN_PROTOCOL,		/* the bytes were not RESP, or too large */
+	CONN_NO_SCRIPTS		/* the server refuses scripts (an ACL
+				 * without @scripting, no Lua engine) */
+};
+/*
+ * What a server was found to lack (conn_lacks()), so that each is asked
+ * once per process: scripts, and the native owner-checked commands that
+ * stand in for them (scripts-native.c).
+ */
+enum conn_lack {
+	CONN_LACKS_SCRIPTS = 1,
+	CONN_LACKS_DELIFEQ = 2,		/* Valkey >= 9.0 */
+	CONN_LACKS_DELEX = 4,		/* Redis >= 8.4: DELEX k IFEQ v */
+	CONN_LACKS_SET_IFEQ = 8		/* Valkey >= 8.1, Redis >= 8.4 */
 };
 struct conn_config {
 	int64_t		 connect_timeout_ms;
@@ -67,7 +80,13 @@ struct conn_lead {
 void	 conn_set_lead(struct conn *, struct conn_lead *);
 int	 conn_can_lead(const struct conn *);
 void	 conn_set_secret(struct conn *, int, size_t);
+void	 conn_set_secret_reply(struct conn *);
 int	 conn_exit_code(int);
+int	 conn_lacks(const struct conn *, int);
+void	 conn_set_lacks(struct conn *, int);
+const char *conn_lack_why(const struct conn *);
+void	 conn_set_error(struct conn *, int, const char *, ...)
+	     printflike(3, 4);
 const char *conn_hiredis_version(void);
 int	 conn_command(struct conn *, int, const char **, const size_t *,
 	     int64_t, struct redisReply **);

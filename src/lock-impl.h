@@ -17,7 +17,8 @@
  *	lock-listen.c	-> lock-queue.c lock-call.c
  *	lock-queue.c, lock-status.c, lock-force.c -> lock-call.c
  *	lock-call.c	-> lock-scripts.c, and the connection layer
- *	lock-scripts.c	-> the connection layer
+ *	lock-scripts.c	-> scripts-native.c, and the connection layer
+ *	scripts-native.c -> the connection layer
  */
 
 #ifndef LOCK_IMPL_H
@@ -85,6 +86,9 @@ extern struct script *const scripts_list;	/* every mode at once */
 extern struct script *const scripts_history_note;
 extern struct script *const scripts_history_read;
 extern const struct lock_scripts scripts_shared;
+/* scripts-native.c: a script played with native commands (no scripts) */
+int	 native_call(struct conn *, const char *, int, int, const char **,
+	     const size_t *, int64_t, redisReply **);
 void	 script_call_many(struct conn **, size_t, struct script *, int, int,
 	     const char **, const size_t *, int64_t, redisReply **, int *);
 

@@ -19,6 +19,10 @@
 #include "scripts-lua.h"
 #include "scripts-sha.h"
 
+static void	 script_send_many(struct conn **, size_t, struct script *, int,
+		     int, const char **, const size_t *, int64_t, redisReply **,
+		     int *);
+
 struct script {
 	const char	*name;
 	const char	*body;
@@ -92,11 +96,60 @@ const struct lock_scripts scripts_shared = {
  * Run script s on n servers at once, with nkeys keys followed by nargs
  * arguments (args and lens hold both, keys first): EVALSHA everywhere,
  * and EVAL on a server that answers NOSCRIPT, at once, without waiting for
- * the others (one of which may be frozen).  -v -v shows the token
+ * the others (one of which may be frozen).  A server that refuses scripts
+ * (conn_lacks()) gets the script played with native commands instead
+ * (scripts-native.c), found out from its refusal of the first one: a
+ * server with scripts pays nothing for it.  -v -v shows the token
  * shortened.  replies and results as in conn_command_many().
  */
 void
 script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
+    int nargs, const char **args, const size_t *lens, int64_t cap_ns,
+    redisReply **replies, int *results)
+{
+	struct conn	**send;
+	redisReply	**sr;
+	size_t		  i, m = 0, *at;
+	int		 *sres;
+
+	send = xcalloc(n + 1, sizeof(*send));
+	at = xcalloc(n + 1, sizeof(*at));
+	sr = xcalloc(n + 1, sizeof(*sr));
+	sres = xcalloc(n + 1, sizeof(*sres));
+	for (i = 0; i < n; i++) {
+		replies[i] = NULL;
+		results[i] = CONN_NO_SCRIPTS;
+		if (!conn_lacks(cs[i], CONN_LACKS_SCRIPTS)) {
+			at[m] = i;
+			send[m++] = cs[i];
+		}
+	}
+	if (m > 0)
+		script_send_many(send, m, s, nkeys, nargs, args, lens, cap_ns,
+		    sr, sres);
+	for (i = 0; i < m; i++) {
+		replies[at[i]] = sr[i];
+		results[at[i]] = sres[i];
+		if (sres[i] == CONN_NO_SCRIPTS)
+			log_info("%s refuses scripts: using native commands "
+			    "for it", conn_display(cs[at[i]]));
+	}
+	for (i = 0; i < n; i++)
+		if (results[i] == CONN_NO_SCRIPTS) {
+			if (replies[i] != NULL)
+				freeReplyObject(replies[i]);
+			results[i] = native_call(cs[i], s->name, nkeys, nargs,
+			    args, lens, cap_ns, &replies[i]);
+		}
+	free(send);
+	free(at);
+	free(sr);
+	free(sres);
+}
+
+/* EVALSHA (EVAL on NOSCRIPT) of s on n servers at once. */
+static void
+script_send_many(struct conn **cs, size_t n, struct script *s, int nkeys,
     int nargs, const char **args, const size_t *lens, int64_t cap_ns,
     redisReply **replies, int *results)
 {
