@@ -267,7 +267,9 @@ conn_on_error_reply(struct conn *c, int result, const char *text)
 
 	if (result == CONN_NOSCRIPT && c->alt_argc > 0 && !c->is_fallback)
 		return (CONN_V_FALLBACK);
-	if (conn_refuses_scripts(text)) {
+	if (c->cmd_argc > 0 && (strcasecmp(c->cmd_argv[0], "EVALSHA") == 0 ||
+	    strcasecmp(c->cmd_argv[0], "EVAL") == 0) &&
+	    conn_refuses_scripts(text)) {
 		/* Not closed: the native commands follow on it. */
 		c->lacks |= CONN_LACKS_SCRIPTS;
 		(void)snprintf(c->lack_why, sizeof(c->lack_why), "%s", text);
