@@ -96,6 +96,10 @@ replay() {
 	replay force-then-guardian-killed
 }
 
+@test "regression: a run killed after its command exited 0 may have written its record: a lower order's --skip-outdated exit 81 is allowed" {
+	replay killed-after-record
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	# CI's model leg runs the checker longer, on two seeds (.ci/run).
 	[ -z "${REDLOCK_TEST_MODEL_LEG:-}" ] ||

@@ -241,9 +241,12 @@ class Model:
             if c.ran():
                 ev.append((c.start, 2, "start", c))
                 ev.append((c.last, 1, "end", c))
-            if c.op.order is not None and c.exit == 0 and c.cs and c.cs.get("status") == 0 and "end" in c.cs:
+            # The record is written once the command exited 0 (C125-C129); a redlock-cli
+            # SIGKILLed after that may have written it (regressions/killed-after-record).
+            if c.op.order is not None and c.exit in (0, -9) and c.cs and c.cs.get("status") == 0 and \
+                    "end" in c.cs:
                 ev.append((c.cs["end"], 3, "record-written", c))     # possibly from here on
-                if not c.server_faulted:     # a server down at its end may have missed the write
+                if c.exit == 0 and not c.server_faulted:   # a server down at its end may have missed it
                     ev.append((c.complete, 3, "record-sure", c))     # surely from here on
             if c.exit == 81:
                 ev.append((c.complete, 4, "outdated", c))

@@ -101,6 +101,11 @@ CASES = [
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 0.5, "complete": 1.0, "exit": 0,
                  "removed": [100], "err": ""},
                 {"kind": "kill", "client": 0, "who": "guardian", "pid": 101, "t": 1.02}])),
+    ("allowed: a run killed after its command exited 0 wrote its record: a lower order is outdated", None, hist([
+        run(0, "k", ["--order", "5"], 0.0, 1.3, -9, (0.1, 1.0, 10, 0, None)),
+        run(1, "k", ["--order", "1", "--skip-outdated"], 2.0, 2.1, 81,
+            err="redlock-cli: lock 'k': outdated: order 5 already ran (vm, 2026-12-06T02:07:18Z)\n")],
+        faults=[{"kind": "kill", "client": 0, "who": "redlock-cli", "pid": 100, "t": 1.3}])),
     ("a force that names nobody", "force-stops-run", hist([
         run(0, "k", [], 0.0, 5.0, 0, (0.1, 4.9, 10, 0, None))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 76,
