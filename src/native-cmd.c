@@ -177,7 +177,10 @@ nat_send(struct nat *n, struct nat_cmd *m, int soft)
 		return (r);
 	if (r != NULL)
 		freeReplyObject(r);
-	if (!(soft && result == CONN_SERVER_ERROR))
+	/* soft: the caller tells a command the server lacks, or that the
+	 * user may not run (a Redis 7 ACL on a newer server), from the rest */
+	if (!(soft && (result == CONN_SERVER_ERROR || (result == CONN_AUTH &&
+	    strstr(conn_error(n->c), "NOPERM") != NULL))))
 		n->failed = result;
 	return (NULL);
 }
@@ -194,14 +197,16 @@ nat_do(struct nat *n, struct nat_cmd *m)
 	return (0);
 }
 
-/* The last command failed for want of what (unknown command, syntax). */
+/* The last command failed for want of what (unknown command, syntax,
+ * or one the user may not run). */
 int
 nat_lacked(struct nat *n, int what)
 {
 	const char *e = conn_error(n->c);
 
 	if (strcasestr(e, "unknown command") == NULL &&
-	    strcasestr(e, "syntax error") == NULL)
+	    strcasestr(e, "syntax error") == NULL &&
+	    strstr(e, "NOPERM") == NULL)
 		return (0);
 	conn_set_lacks(n->c, what);
 	return (1);
