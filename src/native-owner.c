@@ -103,7 +103,7 @@ nat_del_if(struct nat *n, int k, const char *tok, size_t len)
 	for (i = 0; i < sizeof(dels) / sizeof(dels[0]); i++) {
 		if (conn_lacks(n->c, dels[i].lack))
 			continue;
-		m.n = 0;
+		memset(&m, 0, sizeof(m));
 		cmd_s(&m, dels[i].cmd);
 		cmd_key(&m, n, k);
 		if (dels[i].ifeq != NULL)

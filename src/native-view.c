@@ -176,7 +176,7 @@ nat_list(struct nat *n)
 	cur = xcalloc((size_t)n->nargs / 6 + 1, sizeof(*cur));
 	at = xcalloc((size_t)n->nargs / 6 + 1, sizeof(*at));
 	for (a = 2; a + 5 < n->nargs && !n->failed; a += 6) {
-		m.n = m.secret = m.is_token = 0;
+		memset(&m, 0, sizeof(m));
 		cmd_s(&m, "EXISTS");
 		cmd_arg(&m, n, a + 1);
 		if ((r = nat_send(n, &m, 0)) == NULL)
