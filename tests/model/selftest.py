@@ -106,6 +106,11 @@ CASES = [
         run(1, "k", ["--order", "1", "--skip-outdated"], 2.0, 2.1, 81,
             err="redlock-cli: lock 'k': outdated: order 5 already ran (vm, 2026-12-06T02:07:18Z)\n")],
         faults=[{"kind": "kill", "client": 0, "who": "redlock-cli", "pid": 100, "t": 1.3}])),
+    ("allowed: a manual hold's release on a slowed link reaches the server after the TTL: 3", None, hist([
+        {"id": 0, "at": 0.8, "key": "k", "verb": "acquire", "args": ["-t", "2s", "-n"], "hold": 1,
+         "status": 0, "tail": 0, "extend": False, "invoke": 0.8, "complete": 1.1, "exit": 0,
+         "pid": 100, "err": "", "fence": 10, "release_r": {"invoke": 2.1, "complete": 3.0, "exit": 3}}],
+        faults=[{"kind": "slow", "t": 0.6, "end": 3.2, "host": None, "rate": "64kbit"}])),
     ("a force that names nobody", "force-stops-run", hist([
         run(0, "k", [], 0.0, 5.0, 0, (0.1, 4.9, 10, 0, None))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 76,
