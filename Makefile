@@ -313,22 +313,32 @@ test-hiredis: deps
 	        $(BATS) $$suite || exit 1; \
 	done
 
-# make test-servers: the suite against Valkey 8.1 and Redis 8.0, each
-# built from Debian 13's source package (tests/deps/valkey.sh,
-# redis8.sh; cached in build/deps/), Sentinel and Cluster included in their
-# own modes.  SERVERS=valkey runs one.
+# make test-servers: the suite against newer servers, each built from a
+# Debian source package by tests/deps/NAME.sh (cached in build/deps/NAME),
+# Sentinel and Cluster included in their own modes.  By default Valkey 8.1
+# and Redis 8.0 from Debian 13 (valkey, redis8); SERVERS names others:
+# valkey9 (9.1, sid), valkey9-nolua (the same without its Lua engine) and
+# redis86 (8.6, experimental).  Every server named runs, and the target
+# fails if one of them failed, so that one server's failures do not hide
+# another's.  Without Lua every lock operation fails (each is a script):
+# valkey9-nolua runs NOLUA_SUITE, the files that check how that reads,
+# unless SUITE is given.
 SERVERS	= valkey redis8
+NOLUA_SUITE = tests/nolua.bats
 test-servers: deps $(BIN) $(UNIT_BIN)
-	@for s in $(SERVERS); do \
+	@failed=; for s in $(SERVERS); do \
 	    bin=$$(bash tests/deps/$$s.sh) || exit 1; \
 	    engine=redis; [ -x "$$bin/valkey-server" ] && engine=valkey; \
-	    echo "== $$("$$bin/$$engine-server" --version)"; \
+	    suite="$(SUITE)"; \
+	    case $$s in *-nolua) [ "$(origin SUITE)" = file ] && suite="$(NOLUA_SUITE)";; esac; \
+	    echo "== $$s: $$("$$bin/$$engine-server" --version)"; \
 	    $(TEST_BUILD) REDLOCK_TEST_MISSING=fail \
 	    REDLOCK_TEST_SERVER_BIN=$$bin/$$engine-server \
 	    REDLOCK_TEST_SENTINEL_BIN=$$bin/$$engine-sentinel \
 	    REDLOCK_TEST_CLI_BIN=$$bin/$$engine-cli \
-	        $(BATS) $(SUITE) || exit 1; \
-	done
+	        $(BATS) $$suite || failed="$$failed $$s"; \
+	done; \
+	[ -z "$$failed" ] || { echo "make test-servers: failed on$$failed"; exit 1; }
 
 lint:
 	python3 tests/lint/floors.py src

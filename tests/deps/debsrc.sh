@@ -1,35 +1,49 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/deps/debsrc.sh PKG: unpack the Debian 13 (trixie) source package PKG
-# into build/deps/src/ and print the unpacked directory on stdout (one line,
-# an absolute path).  Progress and errors go to stderr; exit 0 or 1.
+# tests/deps/debsrc.sh PKG [SUITE]: unpack the Debian source package PKG of
+# SUITE (trixie, Debian 13, by default; sid or experimental for servers newer
+# than a release has) into build/deps/src/SUITE/ and print the unpacked
+# directory on stdout (one line, an absolute path).  Progress and errors go
+# to stderr; exit 0 or 1.
 #
-#   dir=$(tests/deps/debsrc.sh hiredis)    # e.g. .../build/deps/src/hiredis-1.2.0
+#   dir=$(tests/deps/debsrc.sh hiredis)    # e.g. .../build/deps/src/trixie/hiredis-1.2.0
+#   dir=$(tests/deps/debsrc.sh valkey sid) # e.g. .../build/deps/src/sid/valkey-9.1.0
 #
-# The system's apt configuration is never touched: a private apt tree under
-# build/deps/apt/ has its own sources.list (one deb-src line for trixie,
-# checked against the Debian archive keyring), its own lists, cache and
-# state, and no sources.list.d; so this works on any Debian-based host that
-# has apt, dpkg-dev (dpkg-source) and debian-archive-keyring, as root or
-# not.  An unpacked source is reused: the second call for the same PKG does
-# not touch the network (delete build/deps/src/PKG.dir to fetch it again).
+# The system's apt configuration is never touched: a private apt tree per
+# suite, build/deps/apt/SUITE/, has its own sources.list (one deb-src line
+# for that suite, checked against the Debian archive keyring), its own
+# lists, cache and state, and no sources.list.d; so this works on any
+# Debian-based host that has apt, dpkg-dev (dpkg-source) and
+# debian-archive-keyring, as root or not.  One tree per suite, because
+# apt-get source takes the newest version its lists name: with two suites
+# in one list, trixie's valkey would become sid's.  An unpacked source is
+# reused: the second call for the same PKG and SUITE does not touch the
+# network (delete build/deps/src/SUITE/PKG.dir to fetch it again).
 # Run from anywhere; paths are relative to the repository's top.
 
 set -eu
 
-if [ $# -ne 1 ] || [ -z "$1" ]; then
-	echo "usage: tests/deps/debsrc.sh PKG" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ -z "$1" ]; then
+	echo "usage: tests/deps/debsrc.sh PKG [SUITE]" >&2
 	exit 1
 fi
 pkg=$1
+suite=${2:-trixie}
 case $pkg in
 *[!a-z0-9.+-]*) echo "debsrc.sh: bad package name '$pkg'" >&2; exit 1 ;;
+esac
+# The suites whose sources the tests build; another name would only make
+# apt fail later, with a less plain message.
+case $suite in
+trixie | sid | experimental) ;;
+*) echo "debsrc.sh: unknown suite '$suite' (trixie, sid, experimental)" >&2
+   exit 1 ;;
 esac
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 deps=$top/build/deps
-src=$deps/src
-apt=$deps/apt
+src=$deps/src/$suite
+apt=$deps/apt/$suite
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 mark=$src/$pkg.dir
 
@@ -55,8 +69,8 @@ done
 
 mkdir -p "$apt/etc" "$apt/state/lists/partial" "$apt/cache/archives/partial" \
     "$src"
-printf 'deb-src [signed-by=%s] http://deb.debian.org/debian trixie main\n' \
-    "$keyring" >"$apt/etc/sources.list"
+printf 'deb-src [signed-by=%s] http://deb.debian.org/debian %s main\n' \
+    "$keyring" "$suite" >"$apt/etc/sources.list"
 # apt-get wants a dpkg status file; an empty one keeps it away from the
 # host's (nothing is installed through this tree).
 : >"$apt/state/status"
@@ -82,13 +96,13 @@ aptget() {
 	    $sandbox "$@"
 }
 
-echo "debsrc.sh: apt-get update (private lists in $apt)" >&2
+echo "debsrc.sh: apt-get update ($suite, private lists in $apt)" >&2
 aptget update >&2
 
 dl=$src/$pkg.download
 rm -rf "$dl"
 mkdir -p "$dl"
-echo "debsrc.sh: downloading the source of $pkg" >&2
+echo "debsrc.sh: downloading the source of $pkg ($suite)" >&2
 # The archive here may serve a package's upstream tarball but not the .dsc
 # and Debian diff of its current revision (valkey and redis in trixie, as
 # of this writing): apt fails the download then, yet it has checked the
