@@ -100,6 +100,10 @@ replay() {
 	replay killed-after-record
 }
 
+@test "regression: runs forced between their take and their command's start, by a force begun as they began, exit 75" {
+	replay force-at-start
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	# CI's model leg runs the checker longer, on two seeds (.ci/run).
 	[ -z "${REDLOCK_TEST_MODEL_LEG:-}" ] ||

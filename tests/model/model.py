@@ -128,8 +128,11 @@ class Client:
         self.forced = None     # the first force that named it (or, for a manual hold, may have)
         for f in h["faults"]:
             if f["kind"] == "force" and f["key"] == self.key and self.pid in f.get("removed", []):
-                if self.start is None and c["verb"] == "run" and self.invoke < f["t"] < self.end:
-                    self.forced = f          # removed between its take and its command's start
+                # Removed between its take and its command's start: the force named it, so it
+                # ran after its take, whenever the force itself began (regressions/force-at-start).
+                if self.start is None and c["verb"] == "run" and f["t"] < self.end and \
+                        f["complete"] > self.invoke:
+                    self.forced = f
                     break
                 if self.start is not None and f["t"] < self.end and f["complete"] > self.start - JOIN:
                     self.forced = f

@@ -111,6 +111,11 @@ CASES = [
          "status": 0, "tail": 0, "extend": False, "invoke": 0.8, "complete": 1.1, "exit": 0,
          "pid": 100, "err": "", "fence": 10, "release_r": {"invoke": 2.1, "complete": 3.0, "exit": 3}}],
         faults=[{"kind": "slow", "t": 0.6, "end": 3.2, "host": None, "rate": "64kbit"}])),
+    ("allowed: a force begun as the run began names it before its command starts: 75", None, hist([
+        run(0, "k", [], 8.001, 8.14, 75,
+            err="redlock-cli: lock 'k' was force-released by vm (pid 7); sending SIGTERM to the command\n")],
+        faults=[{"kind": "force", "key": "k", "t": 8.0, "invoke": 8.0, "complete": 8.1, "exit": 0,
+                 "removed": [100], "err": ""}])),
     ("a force that names nobody", "force-stops-run", hist([
         run(0, "k", [], 0.0, 5.0, 0, (0.1, 4.9, 10, 0, None))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 76,
