@@ -320,19 +320,19 @@ test-hiredis: deps
 # valkey9 (9.1, sid), valkey9-nolua (the same without its Lua engine) and
 # redis86 (8.6, experimental).  Every server named runs, and the target
 # fails if one of them failed, so that one server's failures do not hide
-# another's.  Without Lua every lock operation fails (each is a script):
-# valkey9-nolua runs NOLUA_SUITE, the files that check how that reads,
-# unless SUITE is given.
+# another's.  Without Lua only exclusive locks work (through native
+# commands): valkey9-nolua runs NOLUA_SUITE unless SUITE is given.
 SERVERS	= valkey redis8
-NOLUA_SUITE = tests/nolua.bats
+NOLUA_SUITE = tests/noscript.bats
 test-servers: deps $(BIN) $(UNIT_BIN)
 	@failed=; for s in $(SERVERS); do \
 	    bin=$$(bash tests/deps/$$s.sh) || exit 1; \
 	    engine=redis; [ -x "$$bin/valkey-server" ] && engine=valkey; \
 	    suite="$(SUITE)"; \
-	    case $$s in *-nolua) [ "$(origin SUITE)" = file ] && suite="$(NOLUA_SUITE)";; esac; \
+	    nolua=; case $$s in *-nolua) nolua=$$bin/$$engine-server; \
+	        [ "$(origin SUITE)" = file ] && suite="$(NOLUA_SUITE)";; esac; \
 	    echo "== $$s: $$("$$bin/$$engine-server" --version)"; \
-	    $(TEST_BUILD) REDLOCK_TEST_MISSING=fail \
+	    $(TEST_BUILD) REDLOCK_TEST_MISSING=fail REDLOCK_TEST_NOLUA_BIN=$$nolua \
 	    REDLOCK_TEST_SERVER_BIN=$$bin/$$engine-server \
 	    REDLOCK_TEST_SENTINEL_BIN=$$bin/$$engine-sentinel \
 	    REDLOCK_TEST_CLI_BIN=$$bin/$$engine-cli \

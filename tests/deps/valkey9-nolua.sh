@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/deps/valkey9-nolua.sh: Valkey 9.1 from Debian sid built without its
-# Lua engine (upstream's switch BUILD_LUA=no, in its README and
-# src/Makefile), once, into build/deps/valkey9-nolua; prints its bin
-# directory.  Valkey 9 made scripting a module that a build may leave out:
-# there EVAL and FUNCTION fail while SET IFEQ and DELIFEQ still work, the
-# server a script-free lock would have to run on.  Most of the suite fails
-# on it, as every lock operation of redlock-cli is a Lua script.
-exec "$(dirname "$0")/server.sh" valkey valkey sid valkey9-nolua BUILD_LUA=no
+# tests/deps/valkey9-nolua.sh: Valkey 9.1 without its Lua engine, the same
+# build as valkey9.sh (whose Lua is a module) started without the module;
+# prints its bin directory.  There EVAL fails ("Could not find scripting
+# engine 'lua'") while SET IFEQ and DELIFEQ work: the server that
+# tests/noscript.bats checks the locks without scripts on.
+exec "$(dirname "$0")/valkey9.sh" nolua
