@@ -16,28 +16,31 @@ bin=$("$(dirname "$0")/server.sh" valkey valkey sid valkey9 BUILD_LUA=module)
 prefix=$(dirname "$bin")
 lua=$prefix/lib/libvalkeylua.so
 [ -r "$lua" ] || { echo "valkey9: no $lua" >&2; exit 1; }
-if [ ! -x "$prefix/bin-nolua/valkey-server" ]; then
+real=$prefix/valkey-server.real
+if [ ! -x "$real" ]; then
 	# The real server moves aside; valkey-sentinel (a link to it) follows
-	# it, since Sentinel loads no module.
-	mv "$bin/valkey-server" "$prefix/valkey-server.real"
-	ln -sf "$prefix/valkey-server.real" "$bin/valkey-sentinel"
-	mkdir -p "$prefix/bin-nolua"
-	for f in "$bin"/*; do
-		ln -sf "$(readlink -f "$f")" "$prefix/bin-nolua/$(basename "$f")"
-	done
-	ln -sf "$prefix/valkey-server.real" "$prefix/bin-nolua/valkey-server"
-	# With Lua: a valkey-server that loads the module (after a config
-	# file, which must come first).
+	# it, since Sentinel loads no module.  In its place, a valkey-server
+	# that loads the module (after a config file, which must come first).
+	mv "$bin/valkey-server" "$real"
+	ln -sf "$real" "$bin/valkey-sentinel"
 	cat >"$bin/valkey-server" <<WRAP
 #!/bin/sh
 # valkey9.sh: Valkey 9.1 with its Lua engine, a module of this build.
 case \${1-} in
--*|'') exec "$prefix/valkey-server.real" --loadmodule "$lua" "\$@" ;;
-*) conf=\$1; shift; exec "$prefix/valkey-server.real" "\$conf" --loadmodule "$lua" "\$@" ;;
+-*|'') exec "$real" --loadmodule "$lua" "\$@" ;;
+*) conf=\$1; shift; exec "$real" "\$conf" --loadmodule "$lua" "\$@" ;;
 esac
 WRAP
 	chmod +x "$bin/valkey-server"
 fi
+# Without Lua: the same names, the real server under each server's name.
+mkdir -p "$prefix/bin-nolua"
+for f in valkey-cli redis-cli valkey-benchmark; do
+	ln -sf "$bin/valkey-${f#*-}" "$prefix/bin-nolua/$f"
+done
+for f in valkey-server redis-server valkey-sentinel redis-sentinel; do
+	ln -sf "$real" "$prefix/bin-nolua/$f"
+done
 case ${1-} in
 nolua) echo "$prefix/bin-nolua" ;;
 *) echo "$bin" ;;
