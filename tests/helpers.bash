@@ -123,7 +123,7 @@ fi
 # The least a lock user needs (see "ACCESS CONTROL" in the man page): the
 # script commands, BZPOPMIN to wait, WAIT, ROLE and ASKING, SELECT, and the
 # commands the scripts call, on every key (or ~PREFIX* ~{PREFIX*).
-REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +bzpopmin +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +zcount +lpos +rpush +lrem +lindex +exists +scan +cluster|nodes"
+REDLOCK_ACL_RULES="on >lock-pw resetkeys ~* resetchannels -@all +evalsha +eval +bzpopmin +wait +select +role +asking +get +set +del +pexpire +pttl +incr +type +time +hset +hget +hgetall +hdel +zadd +zscore +zrem +zrange +zrangebyscore +zremrangebyscore +zcard +zcount +hmget +hsetnx +incrby +xadd +xrevrange +exists +scan +cluster|nodes"
 
 # With REDLOCK_TEST_ACL=1 (make test-acl) every server gets that user and
 # redlock-cli runs as it; the tests' own redis-cli stays the default user.

@@ -184,8 +184,8 @@ ran() {
 	rules=$(sed 's/ +evalsha +eval / /' <<<"$REDLOCK_ACL_RULES")
 	[ "$rules" != "$REDLOCK_ACL_RULES" ] || fail "the rules named no +evalsha +eval"
 	# shellcheck disable=SC2086
-	rcli main ACL SETUSER lean $rules +watch +unwatch +multi +exec +hmget \
-	    +xadd +xrevrange '>lean-pw' >/dev/null
+	rcli main ACL SETUSER lean $rules +watch +unwatch +multi +exec \
+	    '>lean-pw' >/dev/null
 	export REDLOCK_USER=lean REDLOCK_PASSWORD=lean-pw
 	run -0 redlock-cli acquire k -t 30s
 	token=$output
