@@ -236,31 +236,46 @@ script_name() {
 	    "$ROOT/src/scripts-sha.h" 2>/dev/null | tr '[:upper:]' '[:lower:]')
 	echo "${name:-${1:0:8}}"
 }
-# window: what the server ran since the last CONFIG RESETSTAT and
-# SLOWLOG RESET: "CALLS MEAN SLOW LONGEST RELEASE COMMAND": the EVALSHA
-# calls and their mean µs (commandstats), how many calls took 1 ms or
-# more, the longest call's µs, the release script's µs ("-" if under the
-# slowlog's threshold) and the longest call's command (the slowlog, the
-# harness's own left out; a script named by its SHA-1).
+# window_start: CONFIG RESETSTAT, SLOWLOG RESET, the server's CPU noted.
+window_start() {
+	rcli SLOWLOG RESET >/dev/null
+	rcli CONFIG RESETSTAT >/dev/null
+	rcli INFO cpu >"$TMP/window.cpu"
+}
+# window: what the server ran since window_start, "CALLS MEAN CPU P50 P99
+# MAX RELEASE LONGEST COMMAND": the EVALSHA calls, their mean µs
+# (commandstats) and the server process's CPU µs per EVALSHA (getrusage:
+# the work, where the µs of a call count its waits for a core too); the
+# median, p99 and longest EVALSHA (the slowlog holds every call of SLOW_US
+# or more: "<SLOW_US" when the rank falls below it), the release
+# script's, the longest call of any command (the harness's own left out)
+# and its command, a script named by its SHA-1.
 window() {
-	local calls mean slow us rel cmd arg
-	rcli INFO commandstats >"$TMP/window"
+	local calls mean cpu p50 p99 max rel us cmd arg
+	rcli INFO commandstats cpu >"$TMP/window"
 	read -r calls mean < <(stats "$TMP/window" | awk '$1 == "evalsha" {
 	    c = $2; u = $3 } END { printf "%d %.1f\n", c, (c ? u / c : 0) }')
-	read -r slow us rel cmd arg < <(rcli -2 --json SLOWLOG GET -1 |
-	    jq -r --arg rel "$(sed -n 's/^#define SHA_MUTEX_RELEASE[[:space:]]*"\([0-9a-f]*\)".*/\1/p' \
+	cpu=$(awk -v a="$(cpu "$TMP/window.cpu")" -v b="$(cpu "$TMP/window")" \
+	    -v c="$calls" 'BEGIN { printf "%.1f", (c ? (b - a) / c : 0) }')
+	read -r p50 p99 max rel us cmd arg < <(rcli -2 --json SLOWLOG GET -1 |
+	    jq -r --argjson n "$calls" --arg lt "<$SLOW_US" --arg rel \
+		"$(sed -n 's/^#define SHA_MUTEX_RELEASE[[:space:]]*"\([0-9a-f]*\)".*/\1/p' \
 		"$ROOT/src/scripts-sha.h" 2>/dev/null)" '
+	    def rank($q; $d): (($q * $n) | ceil) as $k |
+		if $k >= 1 and $k <= ($d | length) then $d[$k - 1] else $lt end;
 	    [.[] | select((.[3][0] | ascii_downcase) as $c |
-		["slowlog", "config", "info", "get", "zcard"] | index($c) | not)]
-	    | ([.[] | select(.[2] >= 1000)] | length) as $slow
-	    | ([.[] | select(.[3][1] == $rel) | .[2]] | max // "-") as $r
-	    | if length == 0 then "0 0 - none -" else max_by(.[2]) |
-		"\($slow) \(.[2]) \($r) \(.[3][0] | ascii_downcase) \(.[3][1] // "-")" end')
+		["slowlog", "config", "info", "get", "zcard"] | index($c) | not)] as $all
+	    | ([$all[] | select((.[3][0] | ascii_downcase) == "evalsha") | .[2]]
+		| sort | reverse) as $d
+	    | ([$all[] | select(.[3][1] == $rel) | .[2]] | max // $lt) as $r
+	    | if ($all | length) == 0 then "\($lt) \($lt) \($lt) \($lt) 0 none -" else
+		($all | max_by(.[2])) as $m |
+		"\(rank(0.5; $d)) \(rank(0.01; $d)) \($d[0] // $lt) \($r) \($m[2]) \($m[3][0] | ascii_downcase) \($m[3][1] // "-")" end')
 	case $cmd in
 	evalsha) cmd="EVALSHA $(script_name "$arg")" ;;
 	*) cmd=${cmd^^} ;;
 	esac
-	echo "$calls $mean $slow $us $rel $cmd"
+	echo "$calls $mean $cpu $p50 $p99 $max $rel $us $cmd"
 }
 queued() { rcli ZCARD '{bench:w}:queue'; }
 
@@ -288,13 +303,11 @@ herd() {
 	done
 	rcli CONFIG SET slowlog-max-len 100000 >/dev/null
 	rcli CONFIG SET slowlog-log-slower-than "$SLOW_US" >/dev/null
-	rcli SLOWLOG RESET >/dev/null
-	rcli CONFIG RESETSTAT >/dev/null
+	window_start
 	sleep 2
 	q=$(queued)
 	polls=$(window)
-	rcli SLOWLOG RESET >/dev/null
-	rcli CONFIG RESETSTAT >/dev/null
+	window_start
 	"$RL" release bench:w --token "$tok" || die "release with $w waiters"
 	t0=$SECONDS
 	# The hand-off is over when the next holder's take has run.
@@ -476,14 +489,16 @@ for s in $SCENARIOS; do
 done
 if [[ -s $TMP/herds ]]; then
 	echo
-	echo "The longest single call with W waiters queued by \`acquire K --queue fifo -t 5s -w 600s\` processes (started 50 at a time, each batch queued before the next), from SLOWLOG (every call of $SLOW_US µs or more logged) and commandstats: over 2 s of the waiters' polls, then over one hand-off (the release to the next holder's take, the polls meanwhile included):"
+	echo "The longest single call with W waiters queued by \`acquire K --queue fifo -t 5s -w 600s\` processes (started 50 at a time, each batch queued before the next): over 2 s of the waiters' polls, then over one hand-off (the release to the next holder's take, the polls meanwhile included). EVALSHA calls and their mean µs from commandstats; the server process's CPU per EVALSHA from getrusage (the work: a call's µs also count its waits for a core); the median, p99 and longest EVALSHA from SLOWLOG, which logs every call of $SLOW_US µs or more:"
 	echo
-	echo "| W | queued | polls: EVALSHA calls, mean µs | polls: calls ≥ 1 ms | polls: longest call | hand-off: EVALSHA calls, mean µs | hand-off: the release's µs | hand-off: longest call |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| W | queued | window | EVALSHA calls | mean µs | server process CPU µs per EVALSHA (all its work) | median µs | p99 µs | longest EVALSHA µs | the release's µs | longest call of any command |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	while IFS='|' read -r a b c; do
 		read -r w q <<<"$a"
-		read -r pc pm ps pu _ pcmd <<<"$b"
-		read -r hc hm _ hu hr hcmd <<<"$c"
-		echo "| $w | $q | $pc, $pm | $ps | $pu µs ($pcmd) | $hc, $hm | $hr | $hu µs ($hcmd) |"
+		for x in "$b" "$c"; do
+			read -r n m u p50 p99 mx rel us cmd <<<"$x"
+			[[ $x == "$b" ]] && win="2 s of polls" rel="—" || win="hand-off"
+			echo "| $w | $q | $win | $n | $m | $u | $p50 | $p99 | $mx | $rel | $us µs ($cmd) |"
+		done
 	done <"$TMP/herds"
 fi
