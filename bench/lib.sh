@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # bench/lib.sh: what the queue and shared-lock benchmarks share; sourced
-# by bench/queues.sh, bench/handoff-ab.sh and bench/shared.sh.  The
+# by bench/queues.sh, bench/handoff-ab.sh, bench/shared.sh,
+# bench/history.sh and bench/server-cost.sh.  The
 # caller calls bench_setup first; sets, for the hand-off, HELPER (run.sh's
 # static helper) and RL (the redlock-cli to run); and defines rcli ARGS...
 # (redis-cli to its server).
@@ -27,12 +28,15 @@ bench_cleanup() {
 }
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
 
-# start_redis: a throwaway redis-server on the unix socket $TMP/sock,
-# RPID its pid (stop_redis stops it), REDLOCK_URL exported to it.
+# start_redis [ARGS...]: a throwaway redis-server (REDIS_SERVER, say a
+# valkey-server, if set) on the unix socket $TMP/sock, with ARGS, RPID its
+# pid (stop_redis stops it), REDLOCK_URL exported to it.
+# shellcheck disable=SC2120 # most callers give no ARGS
 start_redis() {
-	redis-server --port 0 --unixsocket "$TMP/sock" --unixsocketperm 700 \
-	    --save '' --appendonly no --daemonize yes --pidfile "$TMP/pid" \
-	    --dir "$TMP" --logfile "$TMP/log" </dev/null >/dev/null
+	"${REDIS_SERVER:-redis-server}" --port 0 --unixsocket "$TMP/sock" \
+	    --unixsocketperm 700 --save '' --appendonly no --daemonize yes \
+	    --pidfile "$TMP/pid" --dir "$TMP" --logfile "$TMP/log" "$@" \
+	    </dev/null >/dev/null
 	for _ in $(seq 100); do
 		redis-cli -s "$TMP/sock" PING >/dev/null 2>&1 && break
 		sleep 0.05

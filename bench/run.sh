@@ -20,6 +20,9 @@
 #   F (herd)            100 waiters, 100 hand-offs: commands per hand-off
 #   tls                 acquire + release over TLS next to plain TCP
 #   pretls              `run k -- true` before and after TLS support
+#   cost                bench/server-cost.sh: Redis CPU per cycle against
+#                       the seeds' SET NX PX + EVAL (its own server;
+#                       its BENCH_SC_* knobs)
 #   pair run idle callgrind startup   the first benchmarks (unix socket)
 #
 # Knobs (environment): BENCH_N (timed iterations per side in pair, run,
@@ -56,9 +59,10 @@ B_NODE_CYCLES=${BENCH_B_NODE_CYCLES:-15}
 WAITERS=${BENCH_WAITERS:-100}
 RCLI_SLEEP=${BENCH_RCLI_SLEEP:-0.1}
 F_LIMIT=60		# F: seconds for the hand-offs of one peer
-ALL_CASES="A B C D E F tls pretls pair run idle callgrind startup"
+ALL_CASES="A B C D E F tls pretls cost pair run idle callgrind startup"
 CASES=${BENCH_CASES:-$ALL_CASES}
 CASE_LIMIT=110		# seconds per first-generation case (timeout); idle: HOLD + 40
+COST_LIMIT=900		# seconds for bench/server-cost.sh (its 1000 waiters)
 PEER_LIMIT=175		# seconds per peer case (A-F, tls, pretls)
 OUT="$ROOT/bench/out"
 NODE_JS="$ROOT/bench/node/lock-run.js"
@@ -1323,6 +1327,20 @@ case_pretls() {
 }
 
 
+# cost: bench/server-cost.sh on a server of its own, its section as it
+# prints it, and the contract's target on its ratio.
+case_cost() {
+	local m r
+	REDLOCK_CLI="$RL" bash "$ROOT/bench/server-cost.sh" >"$TMP/cost.md" \
+	    2>"$TMP/cost.log" || die "cost: $(tail -n 2 "$TMP/cost.log")"
+	m=$(sed -n 's/.*Measured: \([0-9.]*\) (\([0-9.]*–[0-9.]*\)).*/\1 \2/p' "$TMP/cost.md")
+	[[ -n $m ]] || die "cost: no ratio in bench/server-cost.sh's output"
+	r=${m%% *}
+	verdict "Redis CPU of an exclusive cycle (acquire, extend, release) ÷ the seeds' (SET NX PX, EVAL renew, EVAL compare-and-delete), commandstats, median of 3 rounds" \
+	    "≤ 1.2×" "${r}× (${m#* })" "$(judge "$r" le 1.2 ×)"
+	cat "$TMP/cost.md"
+}
+
 ### Report.
 
 # The first five cases: one table each, in their original six columns.
@@ -1465,7 +1483,7 @@ for c in $CASES; do
 	D | d | hold) c=D ;;
 	E | e | servers) c=E ;;
 	F | f | herd) c=F ;;
-	tls | pretls | pair | run | idle | callgrind | startup) ;;
+	tls | pretls | cost | pair | run | idle | callgrind | startup) ;;
 	*) die "unknown case '$c' (known: $ALL_CASES)" ;;
 	esac
 	sel+=" $c"
@@ -1691,6 +1709,7 @@ for c in $ALL_CASES; do
 	case $c in
 	idle) limit=$((HOLD + 40)) ;;
 	D) limit=$((HOLD + 60)) ;;
+	cost) limit=$COST_LIMIT ;;
 	pair | run | callgrind | startup) limit=$CASE_LIMIT ;;
 	esac
 	printf 'bench: %s...\n' "$c" >&2
