@@ -17,16 +17,17 @@ prefix=$(dirname "$bin")
 lua=$prefix/lib/libvalkeylua.so
 [ -r "$lua" ] || { echo "valkey9: no $lua" >&2; exit 1; }
 real=$prefix/valkey-server.real
-if [ ! -x "$real" ]; then
+if [ ! -x "$real" ] || ! grep -q -- --version "$bin/valkey-server"; then
+	[ -x "$real" ] || mv "$bin/valkey-server" "$real"
 	# The real server moves aside; valkey-sentinel (a link to it) follows
 	# it, since Sentinel loads no module.  In its place, a valkey-server
 	# that loads the module (after a config file, which must come first).
-	mv "$bin/valkey-server" "$real"
 	ln -sf "$real" "$bin/valkey-sentinel"
 	cat >"$bin/valkey-server" <<WRAP
 #!/bin/sh
 # valkey9.sh: Valkey 9.1 with its Lua engine, a module of this build.
 case \${1-} in
+--version|-v|--help|-h) exec "$real" "\$@" ;;
 -*|'') exec "$real" --loadmodule "$lua" "\$@" ;;
 *) conf=\$1; shift; exec "$real" "\$conf" --loadmodule "$lua" "\$@" ;;
 esac
