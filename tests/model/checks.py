@@ -30,8 +30,10 @@ def exit_status(m):
         for r in ("extend_r", "release_r"):
             rr = c.raw.get(r)
             if rr and c.killed is None and rr["exit"] not in m.release_exits(c, rr):
-                yield ("exit-status", "%s: %s exited %d, allowed %s" % (
-                    name(c), r[:-2], rr["exit"], sorted(m.release_exits(c, rr))))
+                yield ("exit-status", "%s: %s exited %d, allowed %s (sent %.2f, answered %.2f; "
+                       "its hold promised until %.2f)" % (
+                           name(c), r[:-2], rr["exit"], sorted(m.release_exits(c, rr)), rr["invoke"],
+                           rr["complete"], c.protected_until))
 
 
 def supersede(m):

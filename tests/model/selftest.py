@@ -116,6 +116,10 @@ CASES = [
             err="redlock-cli: lock 'k' was force-released by vm (pid 7); sending SIGTERM to the command\n")],
         faults=[{"kind": "force", "key": "k", "t": 8.0, "invoke": 8.0, "complete": 8.1, "exit": 0,
                  "removed": [100], "err": ""}])),
+    ("a manual hold's release answered inside its TTL says not held", "exit-status", hist([
+        {"id": 0, "at": 0.0, "key": "k", "verb": "acquire", "args": ["-t", "3s", "-s"], "hold": 1,
+         "status": 0, "tail": 0, "extend": False, "invoke": 0.0, "complete": 0.05, "exit": 0,
+         "pid": 100, "err": "", "fence": 10, "release_r": {"invoke": 2.0, "complete": 2.05, "exit": 3}}])),
     ("a force that names nobody", "force-stops-run", hist([
         run(0, "k", [], 0.0, 5.0, 0, (0.1, 4.9, 10, 0, None))],
         faults=[{"kind": "force", "key": "k", "t": 1.0, "invoke": 1.0, "complete": 1.1, "exit": 76,
