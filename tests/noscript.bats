@@ -35,6 +35,8 @@ setup() {
 
 teardown() {
 	stop_bg_jobs
+	# The quorum test's own servers, also when it failed half-way.
+	redis_stop_each q1 q2 q3
 }
 
 # ran CMD: how many times CMD ran without an error (INFO commandstats:
