@@ -50,6 +50,7 @@ static int	 nat_give_back(struct nat *);
 static int	 nat_extend(struct nat *);
 static long long nat_fence(struct nat *, long long);
 static void	 nat_set_meta(struct nat *, long long, long long);
+static int	 nat_taken(struct nat *, long long);
 
 static const struct nat_script nat_scripts[] = {
 	{ "MUTEX_ACQUIRE", nat_acquire, NULL },
@@ -201,15 +202,27 @@ nat_mine(struct nat *n, long long ttl)
 	freeReplyObject(r);
 	/* Its metadata never written (the take's reply was what got lost):
 	 * a fence of its own now, never 0. */
-	if (f < 1) {
-		if ((f = nat_fence(n, ttl)) == -1)
-			return (-1);
-		nat_set_meta(n, f, ttl);
-	}
+	if (f < 1)
+		return (nat_taken(n, ttl));
 	nat_arr(n, 2);
 	nat_int(n, 1);
 	nat_int(n, f);
 	return (0);
+}
+
+/* The lock is ours here: its fence and metadata, and {1, fence}. */
+static int
+nat_taken(struct nat *n, long long ttl)
+{
+	long long f;
+
+	if ((f = nat_fence(n, ttl)) == -1)
+		return (-1);
+	nat_set_meta(n, f, ttl);
+	nat_arr(n, 2);
+	nat_int(n, 1);
+	nat_int(n, f);
+	return (n->failed ? -1 : 0);
 }
 
 /* A mode that needs scripts: refused, in the server's own words. */
@@ -233,7 +246,7 @@ nat_acquire(struct nat *n)
 {
 	struct nat_cmd	 m = { .n = 0 };
 	redisReply	*r;
-	long long	 ttl = atoll(nat_arg(n, 1, NULL)), f;
+	long long	 ttl = atoll(nat_arg(n, 1, NULL));
 	const char	*queue = nat_arg(n, 10, NULL);
 	int		 rc;
 	char		 needs[32];
@@ -253,13 +266,7 @@ nat_acquire(struct nat *n)
 		return (-1);
 	if (r->type == REDIS_REPLY_STATUS) {
 		freeReplyObject(r);
-		if ((f = nat_fence(n, ttl)) == -1)
-			return (-1);
-		nat_set_meta(n, f, ttl);
-		nat_arr(n, 2);
-		nat_int(n, 1);
-		nat_int(n, f);
-		return (n->failed ? -1 : 0);
+		return (nat_taken(n, ttl));
 	}
 	freeReplyObject(r);
 	if ((r = nat_get(n, LK_LOCK)) == NULL)
