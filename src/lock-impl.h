@@ -64,6 +64,7 @@ enum lock_key {
 	LK_WRITERS,	/* -x waiting: keeps new readers out */
 	LK_RWAIT,	/* -s waiting: woken together */
 	LK_HISTORY,	/* the runs that ended (scripts-history.h) */
+	LK_WHO,		/* who waits: LK_QUEUE's name + ":who" */
 	LOCK_NKEYS
 };
 

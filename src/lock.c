@@ -70,7 +70,7 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 {
 	static const char *suffixes[LOCK_NKEYS] = { "", "fence", "meta",
 	    "queue", "leases", "wake", "readers", "rmeta", "writers",
-	    "rwait", "history" };
+	    "rwait", "history", NULL };
 	const char	*prefix = opts->prefix != NULL ? opts->prefix : "";
 	struct lock	*l;
 	size_t		 i;
@@ -106,9 +106,12 @@ lock_open(const struct global_opts *opts, const struct lock_spec *spec)
 	l->key_len = strlen(l->key);
 	l->keys[LK_LOCK] = xstrdup(l->key);
 	l->keys_len[LK_LOCK] = l->key_len;
-	for (i = 1; i < LOCK_NKEYS; i++)
+	for (i = 1; i < LK_WHO; i++)
 		l->keys[i] = keyslot_companion(l->key, l->key_len,
 		    suffixes[i], &l->keys_len[i]);
+	/* Named after the queue: the name it has always had. */
+	l->keys[LK_WHO] = xasprintf("%s:who", l->keys[LK_QUEUE]);
+	l->keys_len[LK_WHO] = strlen(l->keys[LK_WHO]);
 	lock_queue_open(l);
 	l->fence = -1;
 	return (l);

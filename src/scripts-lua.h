@@ -15,7 +15,13 @@
  *   KEYS[4] queue (zset by rank), KEYS[5] queue leases (zset),
  *   KEYS[6] wake key, and for shared locks (scripts-shared.h):
  *   KEYS[7] readers (zset), KEYS[8] readers' metadata (hash),
- *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset).
+ *   KEYS[9] waiting writers (zset), KEYS[10] waiting readers (zset),
+ *   and for every mode KEYS[11] the history (scripts-history.h) and
+ *   KEYS[12] who waits (hash, LUA_WAITER_INFO: the queue's name+':who').
+ * Every key a script touches is one of these (tests/lint/lua_keys.py
+ * checks it).  Keys of one waiter or holder, whose names only the script
+ * finds out (the head of a queue's wake key), are written by the client,
+ * from the script's pokes (LUA_POKE).
  *
  * Every key expires (bounded footprint): the lock and a queue's keys
  * with their own TTLs, the metadata and the wake keys at the release or
@@ -373,7 +379,7 @@
 static const char lua_leave[] =
 	"redis.call('ZREM', KEYS[4], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[5], ARGV[1])\n"
-	"redis.call('HDEL', KEYS[4] .. ':who', ARGV[1], 'w:' .. ARGV[1])\n"
+	"redis.call('HDEL', KEYS[12], ARGV[1], 'w:' .. ARGV[1])\n"
 	"redis.call('ZREM', KEYS[9], ARGV[1])\n"
 	"redis.call('ZREM', KEYS[10], ARGV[1])\n"
 	"return 1\n";

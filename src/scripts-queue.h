@@ -12,7 +12,7 @@
 /*
  * Who waits, for status, list and the queue's order.  Every waiter that
  * will wait (not a -n probe), in every queue mode, is known: its lease in
- * KEYS[5] (token -> expiry, server ms) and in the hash KEYS[4]..':who'
+ * KEYS[5] (token -> expiry, server ms) and in the hash KEYS[12] (KEYS[4]..':who')
  * the fields TOKEN = "PID HOST" and 'w:'..TOKEN = "ORDER AT KIND", ORDER
  * its --order or '-', AT the server's time of its first arrival in us,
  * KIND exclusive, shared or semaphore.  A queue (fifo, latest) also ranks
@@ -21,7 +21,7 @@
  * same on every try.  The field '' keeps the queue's mode.
  */
 #define LUA_WAITER_INFO							\
-	"local who = KEYS[4] .. ':who'\n"				\
+	"local who = KEYS[12]\n"				\
 	"local function waiter_info(tok)\n"				\
 	"  local o, at = string.match(redis.call('HGET', who, 'w:' .. tok)"\
 	" or '', '^(%S+) (%d+)')\n"					\

@@ -154,7 +154,7 @@
 	 * head. */							\
 	"local function rd_run_cut(token)\n"				\
 	"  if tonumber(ARGV[8]) <= 0 then return end\n"		\
-	"  local who = KEYS[4] .. ':who'\n"				\
+	"  local who = KEYS[12]\n"				\
 	"  local v = redis.call('HGET', who, ':run')\n"		\
 	"  if not v then return end\n"					\
 	"  local rs, rt = string.match(v, '^(%S+) (%S+)$')\n"		\
@@ -199,7 +199,7 @@
  */
 #define LUA_SHARED_RUN							\
 	"local function rd_run()\n"					\
-	"  local v = redis.call('HGET', KEYS[4] .. ':who', ':run')\n"	\
+	"  local v = redis.call('HGET', KEYS[12], ':run')\n"	\
 	"  if not v then return nil end\n"				\
 	"  local s, t = string.match(v, '^(%S+) (%S+)$')\n"		\
 	"  return tonumber(s), t\n"					\
@@ -225,7 +225,7 @@
 	"    end\n"							\
 	"  end\n"							\
 	"  if not ns then return rs, rt end\n"				\
-	"  local who = KEYS[4] .. ':who'\n"				\
+	"  local who = KEYS[12]\n"				\
 	"  redis.call('HSET', who, ':run', at .. ' ' .. nt)\n"		\
 	"  if redis.call('PTTL', who) < 0 then\n"			\
 	"    redis.call('PEXPIRE', who, " LUA_LINGER_MS ")\n"		\
