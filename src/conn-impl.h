@@ -167,6 +167,7 @@ struct conn {
 	struct conn_lead	*lead;		/* sent ahead: conn_set_lead() */
 	int			 lead_replies;	/* its reply still to read */
 	int			 secret_arg;	/* -v -v shows it shortened */
+	int			 secret_span;	/* and the args after it */
 	int			 secret_reply;	/* and a string reply (a token) */
 	size_t			 secret_from;	/* from this byte of it on */
 	char			 server_error[256];	/* last error reply */

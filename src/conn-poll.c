@@ -174,6 +174,7 @@ conn_collect(struct conn **cs, size_t n, redisReply **replies, int *results)
 		cs[i]->alt_argc = 0;
 		cs[i]->secret_arg = 0;
 		cs[i]->secret_from = 0;
+		cs[i]->secret_span = 0;
 		cs[i]->secret_reply = 0;
 	}
 }
@@ -244,6 +245,7 @@ conn_take(struct conn *c, redisReply **reply)
 	c->block_ns = 0;
 	c->alt_argc = 0;
 	c->secret_arg = 0;
+	c->secret_span = 0;
 	c->secret_reply = 0;
 	return (c->result);
 }

@@ -114,9 +114,11 @@ conn_log_command(struct conn *c, int argc, const char **argv,
 	line[0] = '\0';
 	for (i = 0; i < argc && used < sizeof(line) - 1; i++) {
 		/* The secret wherever it comes (SET K tok IFEQ tok). */
-		if (secret_arg > 0 && secret_arg < argc && i > 0 &&
+		if ((secret_arg > 0 && secret_arg < argc && i > 0 &&
 		    lens[i] == lens[secret_arg] &&
-		    memcmp(argv[i], argv[secret_arg], lens[i]) == 0)
+		    memcmp(argv[i], argv[secret_arg], lens[i]) == 0) ||
+		    (c->secret_span > 0 && i >= secret_arg &&
+		    i < secret_arg + c->secret_span))
 			conn_log_secret(arg, sizeof(arg), argv[i], lens[i],
 			    secret_from);
 		else

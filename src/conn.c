@@ -291,6 +291,19 @@ conn_set_secret(struct conn *c, int i, size_t from)
 	c->secret_from = from;
 }
 
+/*
+ * For the next command only: arguments first to first + n - 1 are keys
+ * whose names end with a token (the poke script's), each shown shortened
+ * by -v -v, from its start.
+ */
+void
+conn_set_secret_span(struct conn *c, int first, int n)
+{
+	c->secret_arg = first;
+	c->secret_from = 0;
+	c->secret_span = n;
+}
+
 /* For the next command only: a string reply is a token (GET of a lock). */
 void
 conn_set_secret_reply(struct conn *c)

@@ -80,6 +80,7 @@ struct conn_lead {
 void	 conn_set_lead(struct conn *, struct conn_lead *);
 int	 conn_can_lead(const struct conn *);
 void	 conn_set_secret(struct conn *, int, size_t);
+void	 conn_set_secret_span(struct conn *, int, int);
 void	 conn_set_secret_reply(struct conn *);
 int	 conn_exit_code(int);
 int	 conn_lacks(const struct conn *, int);

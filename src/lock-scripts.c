@@ -22,12 +22,16 @@
 static void	 script_send_many(struct conn **, size_t, struct script *, int,
 		     int, const char **, const size_t *, int64_t, redisReply **,
 		     int *);
+static void	 script_unwrap(struct conn *, redisReply **, int64_t);
+static int	 script_pokes_valid(const redisReply *);
+static void	 script_poke(struct conn *, const redisReply *, int64_t);
 
 struct script {
 	const char	*name;
 	const char	*body;
 	const char	*sha;
-	int		 token_arg;	/* ARGV[n] is the token; 0: none */
+	int		 token_arg;	/* ARGV[n] is the token; 0: none,
+					   -1: every key ends with one */
 	int		 is_blind;	/* sent as EVAL, never EVALSHA */
 };
 
@@ -72,6 +76,8 @@ SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
 SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
 SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
 SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
+/* Its keys end with tokens, other waiters' and holders'. */
+SCRIPT(POKE, lua_poke, -1);
 BLIND_SCRIPT(SHARED_GIVE_BACK, lua_shared_give_back, 1);
 
 const struct lock_scripts scripts_mutex = {
@@ -130,6 +136,8 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	for (i = 0; i < m; i++) {
 		replies[at[i]] = sr[i];
 		results[at[i]] = sres[i];
+		if (sres[i] == CONN_OK)
+			script_unwrap(cs[at[i]], &replies[at[i]], cap_ns);
 		if (sres[i] == CONN_NO_SCRIPTS)
 			log_info("%s refuses scripts: using native commands "
 			    "for it", conn_display(cs[at[i]]));
@@ -183,8 +191,11 @@ script_send_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	for (i = 0; i < n; i++) {
 		if (!s->is_blind)
 			conn_set_fallback(cs[i], argc, eval, evall);
-		conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
-		    s->token_arg : 0, 0);
+		if (s->token_arg < 0)
+			conn_set_secret_span(cs[i], 3, nkeys);
+		else
+			conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
+			    s->token_arg : 0, 0);
 	}
 	conn_command_many(cs, n, n, argc, s->is_blind ? eval : argv,
 	    s->is_blind ? evall : argl, 0, cap_ns, replies, results);
@@ -192,4 +203,82 @@ script_send_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	free(argl);
 	free(eval);
 	free(evall);
+}
+
+/*
+ * A reply {LUA_POKED, reply, {key, score, note, ...}} (LUA_POKES): the
+ * script's own reply takes its place, and its notes go to their keys at
+ * once, on the same server, within the same cap.
+ */
+static void
+script_unwrap(struct conn *c, redisReply **rp, int64_t cap_ns)
+{
+	redisReply	*r = *rp;
+	const size_t	 len = sizeof(LUA_POKED) - 1;
+
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[0]->len != len ||
+	    memcmp(r->element[0]->str, LUA_POKED, len) != 0)
+		return;
+	*rp = r->element[1];
+	/* r keeps its marker and the notes, which go with it. */
+	r->element[1] = r->element[2];
+	r->element[2] = NULL;
+	r->elements = 2;
+	if (script_pokes_valid(r->element[1]))
+		script_poke(c, r->element[1], cap_ns);
+	else
+		log_debug("%s: pokes not understood: not sent",
+		    conn_display(c));
+	freeReplyObject(r);
+}
+
+/* Whether p is {key, score, note, ...}: strings, by threes. */
+static int
+script_pokes_valid(const redisReply *p)
+{
+	size_t i;
+
+	if (p->type != REDIS_REPLY_ARRAY || p->elements == 0 ||
+	    p->elements % 3 != 0)
+		return (0);
+	for (i = 0; i < p->elements; i++)
+		if (p->element[i]->type != REDIS_REPLY_STRING)
+			return (0);
+	return (1);
+}
+
+/*
+ * The poke script with the notes of p: KEYS the keys, ARGV score and
+ * note of each.  A poke that fails is only logged: it wakes or tells, and
+ * whom it was for finds the same at its next attempt or renewal.
+ */
+static void
+script_poke(struct conn *c, const redisReply *p, int64_t cap_ns)
+{
+	const char	**args;
+	size_t		 *lens, n = p->elements / 3, i;
+	redisReply	 *reply = NULL;
+	int		  result;
+
+	args = xcalloc(3 * n, sizeof(*args));
+	lens = xcalloc(3 * n, sizeof(*lens));
+	for (i = 0; i < n; i++) {
+		args[i] = p->element[3 * i]->str;
+		lens[i] = p->element[3 * i]->len;
+		args[n + 2 * i] = p->element[3 * i + 1]->str;
+		lens[n + 2 * i] = p->element[3 * i + 1]->len;
+		args[n + 2 * i + 1] = p->element[3 * i + 2]->str;
+		lens[n + 2 * i + 1] = p->element[3 * i + 2]->len;
+	}
+	script_send_many(&c, 1, &script_POKE, (int)n, (int)(2 * n), args,
+	    lens, cap_ns, &reply, &result);
+	if (result != CONN_OK)
+		log_debug("%s: pokes not written: %s", conn_display(c),
+		    conn_error(c));
+	if (reply != NULL)
+		freeReplyObject(reply);
+	free(args);
+	free(lens);
 }

@@ -55,8 +55,8 @@
 	"  local m = redis.call('HMGET', KEYS[3], 'token', 'host', 'pid',"	\
 	" 'command', 'since', 'fence', 'order')\n"			\
 	"  if m[1] == tok then return m end\n"				\
-	"  for _, k in ipairs({KEYS[3], KEYS[8]}) do\n"			\
-	"    m = redis.call('HMGET', k, tok .. ':host', tok .. ':host',"	\
+	"  for _, k in ipairs({3, 8}) do\n"				\
+	"    m = redis.call('HMGET', KEYS[k], tok .. ':host', tok .. ':host',"\
 	" tok .. ':pid', tok .. ':command', tok .. ':since',"		\
 	" tok .. ':fence', tok .. ':order')\n"				\
 	"    if m[2] then m[1] = false; return m end\n"		\

@@ -135,6 +135,56 @@
 	"  return f\n"							\
 	"end\n"
 
+/*
+ * Pokes: what a script would write to the keys of one waiter or holder,
+ * whose names it only finds out as it runs (the wake key of a queue's
+ * head, a holder's cancel key): a script may touch only the keys it is
+ * given (Redis' rule; a Cluster proxy or Dragonfly enforce it).  So it
+ * lists each note instead, and its reply becomes {LUA_POKED, reply,
+ * {key, score, note, ...}}; the client (lock-scripts.c) strips that off
+ * and writes every note at once with the poke script, whose KEYS are
+ * those names.  A poke only wakes or tells: what it tells of is already
+ * in the lock's own keys, written by the script (a superseded waiter's
+ * note in KEYS[12], a holder's removal), so a poke that never arrives
+ * (its client died in between) costs a waiter its next poll, or a holder
+ * its next renewal, never a promise.  At most LUA_POKE_MAX per call, to
+ * keep the reply within the client's bounds: past that, waiters poll.
+ * LUA_MAIN wraps a script's body, whose returns it keeps.
+ */
+#define LUA_POKED	"redlock-pokes"
+#define LUA_POKE_MAX	"1000"
+
+#define LUA_POKES							\
+	"local pokes = {}\n"						\
+	"local function poke(key, score, note)\n"			\
+	"  if #pokes >= 3 * " LUA_POKE_MAX " then return end\n"	\
+	"  pokes[#pokes + 1] = key\n"					\
+	"  pokes[#pokes + 1] = tostring(score)\n"			\
+	"  pokes[#pokes + 1] = note\n"				\
+	"end\n"
+
+#define LUA_MAIN	"local function main()\n"
+#define LUA_MAIN_END							\
+	"end\n"							\
+	"local r = main()\n"						\
+	"if #pokes == 0 or (type(r) == 'table' and r.err) then\n"	\
+	"  return r\n"							\
+	"end\n"							\
+	"return {'" LUA_POKED "', r == nil and false or r, pokes}\n"
+
+/*
+ * poke: the notes a lock script listed (LUA_POKES), each written to its
+ * key, which lives LUA_LINGER_MS from then, as a wake key does.
+ *   KEYS[i] the key of note i; ARGV[2i - 1] its score, ARGV[2i] the note
+ *   returns how many were written.
+ */
+static const char lua_poke[] =
+	"for i = 1, #KEYS do\n"
+	"  redis.call('ZADD', KEYS[i], ARGV[2 * i - 1], ARGV[2 * i])\n"
+	"  redis.call('PEXPIRE', KEYS[i], " LUA_LINGER_MS ")\n"
+	"end\n"
+	"return #KEYS\n";
+
 #include "scripts-queue.h"
 #include "scripts-history.h"
 
@@ -163,6 +213,7 @@
  * even after an expiry.
  */
 #define LUA_ACQUIRE_BODY						\
+	LUA_MAIN							\
 	"local token, ttl = ARGV[1], tonumber(ARGV[2])\n"		\
 	"local lease = tonumber(ARGV[8])\n"				\
 	"local now = 0\n"						\
@@ -202,7 +253,8 @@
 	" ARGV[12]) or nil, my_at)\n"					\
 	/* Slots left: the next waiter may come in too. */		\
 	"if free > 1 then wake_waiters() end\n"			\
-	"return {1, f}\n"
+	"return {1, f}\n"							\
+	LUA_MAIN_END
 
 /*
  * release: compare-and-delete, and wake one waiter.
@@ -216,13 +268,15 @@
  * a waiter's failed attempt and its BZPOPMIN is not missed.
  */
 #define LUA_RELEASE_BODY						\
+	LUA_MAIN							\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
 	"if mode_prepare(now) then return clash() end\n"		\
 	"local done = history_release(ARGV[1], function()\n"		\
 	"  return mode_drop(ARGV[1], now) end)\n"			\
 	"if done ~= 1 then return done end\n"				\
 	"wake_waiters()\n"						\
-	"return 1\n"
+	"return 1\n"							\
+	LUA_MAIN_END
 
 /*
  * give_back: undo this server's part of an attempt that did not make a
@@ -239,6 +293,7 @@
  *   returns 1 given back, 0 not held here, -1 held by another token.
  */
 #define LUA_GIVE_BACK_BODY						\
+	LUA_MAIN							\
 	"local token, lease = ARGV[1], tonumber(ARGV[8])\n"		\
 	"local now = 0\n"						\
 	"if MODE_NEEDS_TIME or lease > 0 then now = server_now() end\n"\
@@ -264,7 +319,8 @@
 	"  end\n"							\
 	"  queue_join(token, now, lease)\n"				\
 	"end\n"							\
-	"return done\n"
+	"return done\n"							\
+	LUA_MAIN_END
 
 /*
  * extend: compare-and-pexpire.
@@ -320,9 +376,7 @@
 #define LUA_DROP_LIST							\
 	"local function force_tell(tok)\n"				\
 	"  if tok == '' then return end\n"				\
-	"  redis.call('ZADD', ARGV[2] .. tok, -1, 'forced ' .. ARGV[4] .."	\
-	" ' ' .. ARGV[3])\n"						\
-	"  redis.call('PEXPIRE', ARGV[2] .. tok, " LUA_LINGER_MS ")\n"	\
+	"  poke(ARGV[2] .. tok, -1, 'forced ' .. ARGV[4] .. ' ' .. ARGV[3])\n"\
 	"end\n"							\
 	"local function force_record(tok)\n"				\
 	"  local n = tonumber(ARGV[5]) or 0\n"			\
@@ -330,12 +384,12 @@
 	"  if m then history_ended(n, m, 'forced', history_now()) end\n"	\
 	"end\n"							\
 	"local function drop_list(z, meta)\n"				\
-	"  local removed, all = {}, redis.call('ZRANGE', z, 0, -1)\n"	\
+	"  local removed, all = {}, redis.call('ZRANGE', KEYS[z], 0, -1)\n"\
 	"  for i, tok in ipairs(all) do\n"				\
-	"    force_tell(tok)\n"					\
 	"    if i <= " LUA_FORCE_MAX " then\n"				\
+	"      force_tell(tok)\n"					\
 	"      force_record(tok)\n"					\
-	"      local m = redis.call('HMGET', meta, tok .. ':host',"	\
+	"      local m = redis.call('HMGET', KEYS[meta], tok .. ':host',"	\
 	" tok .. ':pid', tok .. ':command', tok .. ':since')\n"	\
 	"      removed[#removed + 1] = {tok, m[1] or '', m[2] or '',"	\
 	" m[3] or '', m[4] or ''}\n"					\
@@ -362,11 +416,13 @@
  *   removed ('' where unknown: a foreign client's lock), {} if none.
  */
 #define LUA_FORCE_BODY							\
+	LUA_MAIN							\
 	"local now = MODE_NEEDS_TIME and server_now() or 0\n"		\
 	"if mode_prepare(now) then return clash() end\n"		\
 	"local removed = mode_drop_all()\n"				\
 	"if #removed > 0 then wake_waiters() end\n"			\
-	"return removed\n"
+	"return removed\n"							\
+	LUA_MAIN_END
 
 /*
  * leave: a queued waiter, or a waiter that noted its intent (mode_wait),
@@ -447,6 +503,7 @@ static const char lua_done[] =
 	X(SHARED_RAISE_FENCE, lua_shared_raise_fence)			\
 	X(SHARED_GIVE_BACK, lua_shared_give_back)			\
 	X(HISTORY_NOTE, lua_history_note)				\
-	X(HISTORY_READ, lua_history_read)
+	X(HISTORY_READ, lua_history_read)				\
+	X(POKE, lua_poke)
 
 #endif /* SCRIPTS_LUA_H */

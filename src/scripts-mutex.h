@@ -112,7 +112,7 @@
 	"  if not cur then return {} end\n"				\
 	/* Every reader goes too, and so does their marker. */		\
 	"  if cur == SHARED_MARK then\n"				\
-	"    local removed = drop_list(KEYS[7], KEYS[8])\n"		\
+	"    local removed = drop_list(7, 8)\n"		\
 	"    redis.call('DEL', KEYS[1], KEYS[7], KEYS[8])\n"		\
 	"    return removed\n"						\
 	"  end\n"							\
@@ -158,6 +158,7 @@
  * and PEXPIRE of the metadata; everything else takes the shared path.
  */
 static const char lua_mutex_acquire[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
@@ -181,6 +182,7 @@ static const char lua_mutex_acquire[] =
 	LUA_ACQUIRE_BODY;
 
 static const char lua_mutex_release[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_HISTORY_RELEASE
@@ -191,6 +193,7 @@ static const char lua_mutex_release[] =
 	LUA_RELEASE_BODY;
 
 static const char lua_mutex_give_back[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
@@ -214,6 +217,7 @@ static const char lua_mutex_raise_fence[] =
 	LUA_RAISE_FENCE_BODY;
 
 static const char lua_mutex_force[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_HISTORY

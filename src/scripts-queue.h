@@ -46,9 +46,10 @@
  * waiter finds at most one stale wake-up (one spare attempt), and no call
  * is spent keeping it that way.  It expires LUA_LINGER_MS after the last
  * wake-up: a waiter takes it within a round trip, or blocks on it already.
- * The head of a queue (the lowest rank) gets a wake key of its own, since
- * there is one per waiter.  ARGV[prefix] is the prefix of the per-waiter
- * wake keys.
+ * The head of a queue (the lowest rank) is woken on a wake key of its
+ * own, since there is one per waiter: a poke (LUA_POKES), as only the
+ * script finds out who that is.  ARGV[prefix] is the prefix of the
+ * per-waiter wake keys.
  */
 #define LUA_WAKE(prefix)						\
 	LUA_WAITER_INFO							\
@@ -56,11 +57,7 @@
 	"  redis.call('ZADD', KEYS[6], 0, 'go')\n"			\
 	"  redis.call('PEXPIRE', KEYS[6], " LUA_LINGER_MS ")\n"	\
 	"  local head = queue_head()\n"				\
-	"  if head then\n"						\
-	"    local k = ARGV[" #prefix "] .. head\n"			\
-	"    redis.call('ZADD', k, 0, 'go')\n"				\
-	"    redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
-	"  end\n"							\
+	"  if head then poke(ARGV[" #prefix "] .. head, 0, 'go') end\n"	\
 	"end\n"
 
 /*
@@ -118,19 +115,22 @@
  * queue (--queue fifo or latest) ranks it too, in KEYS[4].
  *
  * latest keeps one waiter: the newest.  A newcomer newer than the queued
- * one drops it, and leaves it a note "superseded ORDER PID HOST" in its
- * own wake key (score -2: popped before a 'go'), where its BZPOPMIN
- * finds it at once, and a copy "kept superseded ..." (score -1) that
- * stays as long as the key: the attempt sent behind that BZPOPMIN, or of
- * a waiter that was between attempts, finds it, rather than joining
- * again as a newcomer.  A newcomer older than
- * the queued one, or than a holder of --queue latest, is superseded
- * itself, at once: {2, 0, '', HOST, PID, ORDER, ''}.
+ * one drops it, and leaves it a note "superseded ORDER PID HOST" in
+ * KEYS[12], field 'x:'..token, for LUA_LINGER_MS: its next attempt (the
+ * one sent behind its BZPOPMIN, or of a waiter that was between attempts,
+ * or a retry after a lost reply) finds it there, rather than joining
+ * again as a newcomer.  The same note, poked into its own wake key
+ * (score -2: popped before a 'go'), ends its BZPOPMIN at once.  A
+ * newcomer older than the queued one, or than a holder of --queue
+ * latest, is superseded itself, at once: {2, 0, '', HOST, PID, ORDER,
+ * ''}.
  *
- * --cancel-running: a latest waiter kept waiting leaves a note "cancelled
- * GRACE ORDER PID HOST" in the holder's key ARGV[14]..token, on which it
- * blocks between renewals (lock-listen.c), if that holder is a run of
- * --queue latest (it listens: '1') older than the waiter.
+ * --cancel-running: a latest waiter kept waiting pokes a note "cancelled
+ * GRACE ORDER PID HOST" into the holder's key ARGV[14]..token, on which
+ * it blocks between renewals (lock-listen.c), if that holder is a run of
+ * --queue latest (it listens: '1') older than the waiter; every refused
+ * attempt pokes it again, so one lost poke costs the holder one attempt's
+ * interval.
  *
  * Whether a queued waiter's turn has come is the mode's queue_turn(token,
  * free) (LUA_QUEUE_TURN, or for readers LUA_SHARED_QUEUE_TURN), and
@@ -155,9 +155,25 @@
 	"  redis.call('ZREM', KEYS[5], tok)\n"				\
 	"  redis.call('HDEL', who, tok, 'w:' .. tok)\n"		\
 	"end\n"							\
-	"local function queue_tell(key, note, score)\n"		\
-	"  redis.call('ZADD', key, score, note)\n"			\
-	"  redis.call('PEXPIRE', key, " LUA_LINGER_MS ")\n"		\
+	/* A superseded waiter's note, kept LUA_LINGER_MS; the expired	\
+	 * ones go when another is written (supersedes are rare). */	\
+	"local function queue_tombstone(tok, note, now)\n"		\
+	"  local all = redis.call('HGETALL', who)\n"			\
+	"  for i = 1, #all, 2 do\n"					\
+	"    if string.sub(all[i], 1, 2) == 'x:' and (tonumber("		\
+	"string.match(all[i + 1], '^(%d+) ')) or 0) <= now then\n"	\
+	"      redis.call('HDEL', who, all[i])\n"			\
+	"    end\n"							\
+	"  end\n"							\
+	"  redis.call('HSET', who, 'x:' .. tok, string.format('%d', now +"	\
+	" " LUA_LINGER_MS ") .. ' ' .. note)\n"			\
+	"  if redis.call('PTTL', who) < " LUA_LINGER_MS " then\n"	\
+	"    redis.call('PEXPIRE', who, " LUA_LINGER_MS ")\n"		\
+	"  end\n"							\
+	"end\n"							\
+	"local function queue_superseded_note(token)\n"		\
+	"  return string.match(redis.call('HGET', who, 'x:' .. token) or"	\
+	" '', '^%d+ (.*)$')\n"					\
 	"end\n"							\
 	"local function superseded(order, by)\n"			\
 	"  local pid, host = string.match(by or '', '^(%S+) (.*)$')\n"	\
@@ -207,9 +223,9 @@
 	"    end\n"							\
 	"    local note = 'superseded ' .. (my_order or '-') .. ' ' .. me\n"\
 	"    for _, tok in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do\n"\
-	"      queue_tell(ARGV[9] .. tok, note, -2)\n"			\
-	"      queue_tell(ARGV[9] .. tok, 'kept ' .. note, -1)\n"	\
 	"      queue_drop(tok)\n"					\
+	"      queue_tombstone(tok, note, now)\n"			\
+	"      poke(ARGV[9] .. tok, -2, note)\n"			\
 	"    end\n"							\
 	"  end\n"							\
 	"  redis.call('ZADD', KEYS[4], rank, token)\n"			\
@@ -231,8 +247,8 @@
 	"rank_of(h[8], tonumber(h[9]) or 0), tonumber(h[9]) or 0,"	\
 	" rank_of(my_order, my_at), my_at) then return end\n"		\
 	"  cancel_said = 'sent'\n"					\
-	"  queue_tell(ARGV[14] .. h[1], 'cancelled ' .. ARGV[13] .. ' ' .."	\
-	" (my_order or '-') .. ' ' .. me, -1)\n"			\
+	"  poke(ARGV[14] .. h[1], -1, 'cancelled ' .. ARGV[13] .. ' ' .."	\
+	" (my_order or '-') .. ' ' .. me)\n"				\
 	"end\n"							\
 	"local function queue_admit(token, now, lease, free, busy)\n"	\
 	/* Its arrival stays: a live waiter that was too slow to renew	\
@@ -243,8 +259,7 @@
 	"    redis.call('ZREM', KEYS[5], tok)\n"			\
 	"  end\n"							\
 	"  if not redis.call('ZSCORE', KEYS[4], token) then\n"		\
-	"    local note = redis.call('ZRANGEBYSCORE', ARGV[9] .. token,"	\
-	" -2, -1)[1]\n"						\
+	"    local note = queue_superseded_note(token)\n"		\
 	"    if note then\n"						\
 	"      local o, by = string.match(note, 'superseded (%S+) (.*)$')\n"\
 	"      return superseded(o ~= '-' and o or '', by)\n"		\

@@ -93,7 +93,7 @@
 /* Removing every holder, for the force script only (LUA_DROP_LIST). */
 #define LUA_SEMAPHORE_DROP_ALL						\
 	"local function mode_drop_all()\n"				\
-	"  local removed = drop_list(KEYS[1], KEYS[3])\n"		\
+	"  local removed = drop_list(1, 3)\n"		\
 	"  redis.call('DEL', KEYS[1], KEYS[3])\n"			\
 	"  return removed\n"						\
 	"end\n"
@@ -133,6 +133,7 @@
 	"end\n"
 
 static const char lua_semaphore_acquire[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
@@ -145,6 +146,7 @@ static const char lua_semaphore_acquire[] =
 	LUA_ACQUIRE_BODY;
 
 static const char lua_semaphore_release[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_HISTORY_RELEASE
@@ -153,6 +155,7 @@ static const char lua_semaphore_release[] =
 	LUA_RELEASE_BODY;
 
 static const char lua_semaphore_give_back[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SEMAPHORE_MODE(7)
@@ -173,6 +176,7 @@ static const char lua_semaphore_raise_fence[] =
 	LUA_RAISE_FENCE_BODY;
 
 static const char lua_semaphore_force[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_HISTORY

@@ -141,12 +141,13 @@
 	"local function rd_stored_ttl(token)\n"			\
 	"  return tonumber(redis.call('HGET', KEYS[8], token .. ':ttl'))\n"\
 	"end\n"							\
-	/* A waiter's lease in set k: ARGV[10] ms, 0 for -n (no wait). */\
+	/* A waiter's lease in set KEYS[k]: ARGV[10] ms, 0 for -n (no	\
+	 * wait). */							\
 	"local function rd_register(k, token)\n"			\
 	"  local lease = tonumber(ARGV[10]) or 0\n"			\
 	"  if lease <= 0 then return false end\n"			\
-	"  redis.call('ZADD', k, rd_now() + lease, token)\n"		\
-	"  redis.call('PEXPIRE', k, lease * 2)\n"			\
+	"  redis.call('ZADD', KEYS[k], rd_now() + lease, token)\n"	\
+	"  redis.call('PEXPIRE', KEYS[k], lease * 2)\n"		\
 	"  return true\n"						\
 	"end\n"							\
 	/* A queued writer (--queue fifo) ranked at or before the run's end
@@ -168,7 +169,7 @@
 	 * keeps out (rd_writer), in the readers' metadata, which ends
 	 * with the last reader (the writer then takes the lock). */	\
 	"local function rd_writer_note(token)\n"			\
-	"  if not rd_register(KEYS[9], token) then return end\n"	\
+	"  if not rd_register(9, token) then return end\n"	\
 	"  redis.call('HSET', KEYS[8], token .. ':wpid', ARGV[4],"	\
 	" token .. ':whost', ARGV[3])\n"				\
 	"  redis.call('HSETNX', KEYS[8], token .. ':wsince', rd_now())\n"\
@@ -248,9 +249,7 @@
  */
 #define LUA_SHARED_WAKE(prefix)					\
 	"local function rd_wake(tok)\n"				\
-	"  local k = ARGV[" #prefix "] .. tok\n"			\
-	"  redis.call('ZADD', k, 0, 'go')\n"				\
-	"  redis.call('PEXPIRE', k, " LUA_LINGER_MS ")\n"		\
+	"  poke(ARGV[" #prefix "] .. tok, 0, 'go')\n"			\
 	"end\n"							\
 	LUA_SHARED_RUN							\
 	"local function rd_wake_queue() rd_run_extend() end\n"	\
@@ -338,7 +337,7 @@
 	"  return rd_holder(cur)\n"					\
 	"end\n"							\
 	"local function mode_wait(token, now)\n"			\
-	"  rd_register(KEYS[10], token)\n"				\
+	"  rd_register(10, token)\n"				\
 	"end\n"							\
 	"local mode_take = rd_take\n"					\
 	"local function mode_drop(token, now)\n"			\
@@ -428,6 +427,7 @@
 	"local function mode_fence(ttl) return read_fence(ttl) end\n"
 
 static const char lua_shared_acquire[] =
+	LUA_POKES
 	LUA_SERVER_NOW
 	LUA_NEXT_FENCE
 	LUA_SHARED_KEEP
@@ -444,6 +444,7 @@ static const char lua_shared_acquire[] =
 	LUA_ACQUIRE_BODY;
 
 static const char lua_shared_release[] =
+	LUA_POKES
 	LUA_SERVER_NOW
 	LUA_HISTORY_RELEASE
 	LUA_SHARED_KEEP
@@ -457,6 +458,7 @@ static const char lua_shared_release[] =
 	LUA_RELEASE_BODY;
 
 static const char lua_shared_give_back[] =
+	LUA_POKES
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
