@@ -7,11 +7,35 @@
 # (with /dev/pts) and /dev/shm mounted.  Everything is unmounted and
 # removed afterwards, also on failure or interruption.  Needs root and
 # debootstrap (make deps does not install it; .ci/run does).
+# FRESH_ROOT_BASE: a directory where `.ci/fresh-root.sh --base DIR` has
+# already debootstrapped that system (.ci/run does it while the test leg
+# runs); it is used, then removed, as the scratch root.  Without it, or
+# if that did not finish, the debootstrap happens here.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 commit=$(git -C "$top" rev-parse HEAD)
-root=$(mktemp -d "${TMPDIR:-/var/tmp}/redlock-fresh-root.XXXXXX")
+
+# debootstrap DIR: the minimal Debian 12 with make and git, its log beside
+# DIR, shown if it fails.
+debootstrap_into() {
+	debootstrap --variant=minbase --include=make,git bookworm "$1" \
+	    "$mirror" >"$1.debootstrap.log" 2>&1 ||
+	    { tail -n 20 "$1.debootstrap.log"; return 1; }
+	rm -f "$1.debootstrap.log"
+}
+
+if [ "${1-}" = --base ]; then
+	debootstrap_into "$2" && touch "$2/.debootstrapped"
+	exit
+fi
+base=${FRESH_ROOT_BASE-}
+if [ -n "$base" ] && [ -e "$base/.debootstrapped" ]; then
+	root=$base
+	rm -f "$root/.debootstrapped"
+else
+	root=$(mktemp -d "${TMPDIR:-/var/tmp}/redlock-fresh-root.XXXXXX")
+fi
 mounts=(proc sys dev dev/pts dev/shm)
 
 cleanup() {
@@ -33,12 +57,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "fresh-root: debootstrap --variant=minbase bookworm into $root"
-t0=$SECONDS
-debootstrap --variant=minbase --include=make,git bookworm "$root" "$mirror" \
-    >"$root.debootstrap.log" 2>&1 || { tail -n 20 "$root.debootstrap.log"; exit 1; }
-rm -f "$root.debootstrap.log"
-echo "fresh-root: debootstrap took $((SECONDS - t0)) s"
+if [ "$root" = "$base" ]; then
+	echo "fresh-root: Debian 12 debootstrapped earlier, in $root"
+else
+	echo "fresh-root: debootstrap --variant=minbase bookworm into $root"
+	t0=$SECONDS
+	debootstrap_into "$root"
+	echo "fresh-root: debootstrap took $((SECONDS - t0)) s"
+fi
 
 mount -t proc proc "$root/proc"
 mount --bind /sys "$root/sys"

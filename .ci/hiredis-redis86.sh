@@ -14,4 +14,4 @@ export REDLOCK_TEST_SENTINEL_BIN=$bin/redis-sentinel
 export REDLOCK_TEST_CLI_BIN=$bin/redis-cli
 export REDLOCK_TEST_MISSING=fail
 exec make test HIREDIS=1 SUITE="$*" \
-    HIREDIS_SHARED_SUITE="tests/cli.bats tests/faults/misbehaving.bats"
+    HIREDIS_SHARED_SUITE="tests/cli.bats"
