@@ -366,3 +366,51 @@ probe_behind_dead_head() {
 waiting_is() {
 	[ "$(redlock-cli status k --json | sed -n 's/.*"waiting":\([0-9]*\).*/\1/p')" = "$1" ]
 }
+
+# --- scripts touch only the keys they are given ----------------------------
+
+# A user whose ACL allows every key of lock k but the per-waiter ones
+# ({k}:wake:TOKEN, {k}:cancel:TOKEN): Redis checks a script's declared keys
+# before it runs, and each command's keys as it runs.
+acl_no_waiter_keys() {
+	local k keys=()
+	for k in '' :fence :meta :queue :queue:who :leases :wake :readers \
+	    :rmeta :writers :rwait :history :done; do
+		keys+=("~{k}$k")
+	done
+	keys+=('~k')
+	# shellcheck disable=SC2086
+	rcli main ACL SETUSER nopoke on '>np-pw' resetkeys "${keys[@]}" \
+	    resetchannels -@all +evalsha +eval +bzpopmin +select +role \
+	    +get +set +del +pexpire +pttl +incr +incrby +type +time +hset \
+	    +hget +hgetall +hdel +hmget +hsetnx +zadd +zscore +zrem +zrange \
+	    +zrangebyscore +zremrangebyscore +zcard +zcount +xadd +exists \
+	    >/dev/null
+}
+
+@test "a newer waiter whose note to the older one is lost still supersedes it: the older finds it at its next try, and never jumps back in" {
+	acl_no_waiter_keys
+	run -0 redlock-cli acquire k -t 30s
+	local tok=$output older newer
+	start_bg older run k --queue latest -w 20 -- touch "$D/older-ran"
+	older=$BG_PID
+	wait_until queue_len_is 1
+	# Its note to the older waiter's own key is refused (NOPERM): the
+	# newer one cannot wake it.  Before, its take script wrote that key
+	# itself, undeclared, and failed.
+	REDLOCK_USER=nopoke REDLOCK_PASSWORD=np-pw \
+	    start_bg newer run k --queue latest -w 20 -- touch "$D/newer-ran"
+	newer=$BG_PID
+	wait_bg "$older"
+	assert_equal "$BG_STATUS" 80
+	grep -q "superseded by .* (pid $newer)" "$D/older.err" ||
+	    fail "$(cat "$D/older.err")"
+	# The older waiter learnt it at its next try, not from the note.
+	rcli main ACL LOG | grep -q 'wake:' || fail "no poke was refused"
+	proc_alive "$newer"
+	queue_len_is 1
+	run -0 redlock-cli release k --token "$tok"
+	wait_bg "$newer"
+	assert_equal "$BG_STATUS" 0
+	[ -e "$D/newer-ran" ] && [ ! -e "$D/older-ran" ]
+}
