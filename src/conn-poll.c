@@ -20,6 +20,8 @@ static int	 conn_poll_set(struct conn *, struct pollfd *, int64_t,
 		     int64_t *);
 static size_t	 conn_poll_all(struct conn **, size_t, size_t,
 		     struct pollfd *, int64_t *);
+static void	 conn_wait_all(struct conn **, size_t, size_t, const sigset_t *,
+		     struct conn_lead *, redisReply **, int *);
 static void	 conn_collect(struct conn **, size_t, redisReply **, int *);
 static void	 conn_stop(struct conn *);
 
@@ -86,22 +88,55 @@ conn_command_many(struct conn **cs, size_t n, size_t need, int argc,
     const char **argv, const size_t *lens, int64_t block_ns, int64_t cap_ns,
     redisReply **replies, int *results)
 {
-	struct pollfd	*pfd;
-	struct timespec	 ts;
 	size_t		 i;
-	int64_t		 wait_ns;
 	/* While a blocking command waits, the caller's signals may end us;
 	 * not with a lead, which has a command behind it (conn_set_lead). */
 	const sigset_t	*mask = block_ns > 0 && n > 0 ?
 			     cs[0]->conf.wait_mask : NULL;
 	struct conn_lead *lead = n == 1 ? cs[0]->lead : NULL;
 
-	pfd = xcalloc(n + 1, sizeof(*pfd));
 	for (i = 0; i < n; i++) {
 		cs[i]->block_ns = block_ns + (cs[i]->lead != NULL ?
 		    cs[i]->lead->block_ns : 0);
 		conn_begin(cs[i], argc, argv, lens, cap_ns);
 	}
+	conn_wait_all(cs, n, need, mask, lead, replies, results);
+}
+
+/*
+ * As conn_command_many(), but each server gets a command of its own: its
+ * argcs[i] arguments argvs[i] of lengths lenss[i]; none blocks, all are
+ * waited for.
+ */
+void
+conn_command_each(struct conn **cs, size_t n, const int *argcs,
+    const char ***argvs, size_t **lenss, int64_t cap_ns,
+    redisReply **replies, int *results)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cs[i]->block_ns = 0;
+		conn_begin(cs[i], argcs[i], argvs[i], lenss[i], cap_ns);
+	}
+	conn_wait_all(cs, n, n, NULL, NULL, replies, results);
+}
+
+/*
+ * The poll() loop of the commands begun on cs, until `need` have answered
+ * (see conn_command_many()); mask: the signals a blocking wait lets in;
+ * lead: cs[0]'s, whose stop_fd ends the wait.
+ */
+static void
+conn_wait_all(struct conn **cs, size_t n, size_t need, const sigset_t *mask,
+    struct conn_lead *lead, redisReply **replies, int *results)
+{
+	struct pollfd	*pfd;
+	struct timespec	 ts;
+	size_t		 i;
+	int64_t		 wait_ns;
+
+	pfd = xcalloc(n + 1, sizeof(*pfd));
 	while (conn_poll_all(cs, n, need, pfd, &wait_ns) > 0) {
 		/* Round up so that we never wake just before a deadline. */
 		if (wait_ns >= 0)

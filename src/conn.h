@@ -96,6 +96,9 @@ int	 conn_cluster_masters(struct conn *, int64_t, struct conn ***,
 void	 conn_command_many(struct conn **, size_t, size_t, int,
 	     const char **, const size_t *, int64_t, int64_t,
 	     struct redisReply **, int *);
+void	 conn_command_each(struct conn **, size_t, const int *,
+	     const char ***, size_t **, int64_t, struct redisReply **,
+	     int *);
 struct pollfd;
 void	 conn_start(struct conn *, int, const char **, const size_t *,
 	     int64_t, int64_t);

@@ -22,16 +22,18 @@
 static void	 script_send_many(struct conn **, size_t, struct script *, int,
 		     int, const char **, const size_t *, int64_t, redisReply **,
 		     int *);
-static void	 script_unwrap(struct conn *, redisReply **, int64_t);
+static void	 script_pokes(struct conn **, size_t, redisReply **,
+		     const int *, int64_t);
+static redisReply *script_unwrap(struct conn *, redisReply **);
 static int	 script_pokes_valid(const redisReply *);
-static void	 script_poke(struct conn *, const redisReply *, int64_t);
+static int	 script_poke_argv(const redisReply *, char *, size_t,
+		     const char ***, size_t **);
 
 struct script {
 	const char	*name;
 	const char	*body;
 	const char	*sha;
-	int		 token_arg;	/* ARGV[n] is the token; 0: none,
-					   -1: every key ends with one */
+	int		 token_arg;	/* ARGV[n] is the token; 0: none */
 	int		 is_blind;	/* sent as EVAL, never EVALSHA */
 };
 
@@ -76,8 +78,8 @@ SCRIPT(SHARED_ACQUIRE, lua_shared_acquire, 1);
 SCRIPT(SHARED_RELEASE, lua_shared_release, 1);
 SCRIPT(SHARED_EXTEND, lua_shared_extend, 1);
 SCRIPT(SHARED_RAISE_FENCE, lua_shared_raise_fence, 1);
-/* Its keys end with tokens, other waiters' and holders'. */
-SCRIPT(POKE, lua_poke, -1);
+/* Sent with its body, by script_pokes() only. */
+SCRIPT(POKE, lua_poke, 0);
 BLIND_SCRIPT(SHARED_GIVE_BACK, lua_shared_give_back, 1);
 
 const struct lock_scripts scripts_mutex = {
@@ -130,14 +132,14 @@ script_call_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 			send[m++] = cs[i];
 		}
 	}
-	if (m > 0)
+	if (m > 0) {
 		script_send_many(send, m, s, nkeys, nargs, args, lens, cap_ns,
 		    sr, sres);
+		script_pokes(send, m, sr, sres, cap_ns);
+	}
 	for (i = 0; i < m; i++) {
 		replies[at[i]] = sr[i];
 		results[at[i]] = sres[i];
-		if (sres[i] == CONN_OK)
-			script_unwrap(cs[at[i]], &replies[at[i]], cap_ns);
 		if (sres[i] == CONN_NO_SCRIPTS)
 			log_info("%s refuses scripts: using native commands "
 			    "for it", conn_display(cs[at[i]]));
@@ -191,11 +193,8 @@ script_send_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 	for (i = 0; i < n; i++) {
 		if (!s->is_blind)
 			conn_set_fallback(cs[i], argc, eval, evall);
-		if (s->token_arg < 0)
-			conn_set_secret_span(cs[i], 3, nkeys);
-		else
-			conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
-			    s->token_arg : 0, 0);
+		conn_set_secret(cs[i], s->token_arg > 0 ? 2 + nkeys +
+		    s->token_arg : 0, 0);
 	}
 	conn_command_many(cs, n, n, argc, s->is_blind ? eval : argv,
 	    s->is_blind ? evall : argl, 0, cap_ns, replies, results);
@@ -206,12 +205,71 @@ script_send_many(struct conn **cs, size_t n, struct script *s, int nkeys,
 }
 
 /*
- * A reply {LUA_POKED, reply, {key, score, note, ...}} (LUA_POKES): the
- * script's own reply takes its place, and its notes go to their keys at
- * once, on the same server, within the same cap.
+ * The pokes of the replies of n servers (LUA_POKES): each reply
+ * {LUA_POKED, reply, {key, score, note, ...}} becomes the script's own
+ * reply, and its notes go to their keys with the poke script, on every
+ * such server at once, within the same cap.  A poke that fails is only
+ * logged: it wakes or tells, and whom it was for finds the same at its
+ * next attempt or renewal.
  */
 static void
-script_unwrap(struct conn *c, redisReply **rp, int64_t cap_ns)
+script_pokes(struct conn **cs, size_t n, redisReply **replies,
+    const int *results, int64_t cap_ns)
+{
+	struct conn	**to;
+	redisReply	**held, **pr;
+	const char	***argvs;
+	size_t		**lenss;
+	int		 *argcs, *pres;
+	char		(*nk)[24];
+	size_t		  i, m = 0;
+
+	to = xcalloc(n + 1, sizeof(*to));
+	held = xcalloc(n + 1, sizeof(*held));
+	pr = xcalloc(n + 1, sizeof(*pr));
+	argvs = xcalloc(n + 1, sizeof(*argvs));
+	lenss = xcalloc(n + 1, sizeof(*lenss));
+	argcs = xcalloc(n + 1, sizeof(*argcs));
+	pres = xcalloc(n + 1, sizeof(*pres));
+	nk = xcalloc(n + 1, sizeof(*nk));
+	for (i = 0; i < n; i++) {
+		if (results[i] != CONN_OK ||
+		    (held[m] = script_unwrap(cs[i], &replies[i])) == NULL)
+			continue;
+		argcs[m] = script_poke_argv(held[m]->element[1], nk[m],
+		    sizeof(nk[m]), &argvs[m], &lenss[m]);
+		conn_set_secret_span(cs[i], 3, (argcs[m] - 3) / 3);
+		to[m++] = cs[i];
+	}
+	if (m > 0)
+		conn_command_each(to, m, argcs, argvs, lenss, cap_ns, pr, pres);
+	for (i = 0; i < m; i++) {
+		if (pres[i] != CONN_OK)
+			log_debug("%s: pokes not written: %s",
+			    conn_display(to[i]), conn_error(to[i]));
+		if (pr[i] != NULL)
+			freeReplyObject(pr[i]);
+		free(argvs[i]);
+		free(lenss[i]);
+		freeReplyObject(held[i]);
+	}
+	free(to);
+	free(held);
+	free(pr);
+	free(argvs);
+	free(lenss);
+	free(argcs);
+	free(pres);
+	free(nk);
+}
+
+/*
+ * If *rp is {LUA_POKED, reply, pokes} with pokes {key, score, note, ...}
+ * (strings, by threes), reply takes its place, and the rest, {LUA_POKED,
+ * pokes}, is returned for the caller to free; else NULL.
+ */
+static redisReply *
+script_unwrap(struct conn *c, redisReply **rp)
 {
 	redisReply	*r = *rp;
 	const size_t	 len = sizeof(LUA_POKED) - 1;
@@ -220,18 +278,16 @@ script_unwrap(struct conn *c, redisReply **rp, int64_t cap_ns)
 	    r->element[0]->type != REDIS_REPLY_STRING ||
 	    r->element[0]->len != len ||
 	    memcmp(r->element[0]->str, LUA_POKED, len) != 0)
-		return;
+		return (NULL);
 	*rp = r->element[1];
-	/* r keeps its marker and the notes, which go with it. */
 	r->element[1] = r->element[2];
 	r->element[2] = NULL;
 	r->elements = 2;
 	if (script_pokes_valid(r->element[1]))
-		script_poke(c, r->element[1], cap_ns);
-	else
-		log_debug("%s: pokes not understood: not sent",
-		    conn_display(c));
+		return (r);
+	log_debug("%s: pokes not understood: not sent", conn_display(c));
 	freeReplyObject(r);
+	return (NULL);
 }
 
 /* Whether p is {key, score, note, ...}: strings, by threes. */
@@ -250,35 +306,37 @@ script_pokes_valid(const redisReply *p)
 }
 
 /*
- * The poke script with the notes of p: KEYS the keys, ARGV score and
- * note of each.  A poke that fails is only logged: it wakes or tells, and
- * whom it was for finds the same at its next attempt or renewal.
+ * EVAL of the poke script with the notes of p: KEYS the keys, ARGV the
+ * score and note of each.  Sent with its body (it is short), so that no
+ * server answers NOSCRIPT.  numkeys (of size nsize) holds the number of
+ * keys.  Returns argc; *argv and *lens are the caller's to free (their
+ * strings are p's and numkeys).
  */
-static void
-script_poke(struct conn *c, const redisReply *p, int64_t cap_ns)
+static int
+script_poke_argv(const redisReply *p, char *numkeys, size_t nsize,
+    const char ***argv, size_t **lens)
 {
-	const char	**args;
-	size_t		 *lens, n = p->elements / 3, i;
-	redisReply	 *reply = NULL;
-	int		  result;
+	const char	**a;
+	size_t		 *l, n = p->elements / 3, i;
+	int		  argc = (int)(3 + 3 * n);
 
-	args = xcalloc(3 * n, sizeof(*args));
-	lens = xcalloc(3 * n, sizeof(*lens));
+	(void)snprintf(numkeys, nsize, "%zu", n);
+	a = xcalloc((size_t)argc, sizeof(*a));
+	l = xcalloc((size_t)argc, sizeof(*l));
+	a[0] = "EVAL";
+	a[1] = script_POKE.body;
+	a[2] = numkeys;
+	for (i = 0; i < 3; i++)
+		l[i] = strlen(a[i]);
 	for (i = 0; i < n; i++) {
-		args[i] = p->element[3 * i]->str;
-		lens[i] = p->element[3 * i]->len;
-		args[n + 2 * i] = p->element[3 * i + 1]->str;
-		lens[n + 2 * i] = p->element[3 * i + 1]->len;
-		args[n + 2 * i + 1] = p->element[3 * i + 2]->str;
-		lens[n + 2 * i + 1] = p->element[3 * i + 2]->len;
+		a[3 + i] = p->element[3 * i]->str;
+		l[3 + i] = p->element[3 * i]->len;
+		a[3 + n + 2 * i] = p->element[3 * i + 1]->str;
+		l[3 + n + 2 * i] = p->element[3 * i + 1]->len;
+		a[3 + n + 2 * i + 1] = p->element[3 * i + 2]->str;
+		l[3 + n + 2 * i + 1] = p->element[3 * i + 2]->len;
 	}
-	script_send_many(&c, 1, &script_POKE, (int)n, (int)(2 * n), args,
-	    lens, cap_ns, &reply, &result);
-	if (result != CONN_OK)
-		log_debug("%s: pokes not written: %s", conn_display(c),
-		    conn_error(c));
-	if (reply != NULL)
-		freeReplyObject(reply);
-	free(args);
-	free(lens);
+	*argv = a;
+	*lens = l;
+	return (argc);
 }

@@ -156,3 +156,19 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	    fail "no BZPOPMIN line with the token cut: $stderr"
 	[[ $stderr != *"$TOKEN"* ]] || fail "the whole token is shown: $stderr"
 }
+
+@test "-v -v of a release that wakes the queue's head shows the head's wake key shortened, never its token" {
+	local u="redis://127.0.0.1:$OPEN_PORT" holder
+	run -0 redlock-cli -u "$u" acquire k -t 30s
+	holder=$output
+	start_bg waiter -u "$u" acquire k --queue fifo --token "$TOKEN" -w 10s
+	wait_until zcard_is open '{k}:queue' 1
+	run --separate-stderr redlock-cli -v -v -u "$u" release k --token "$holder"
+	assert_success
+	# The release's script names the head; the client writes its wake key.
+	printf '%s\n' "$stderr" | grep -q "> EVAL for i = 1, #KEYS do.* 1 {k}:wake\.\.\. 0 go$" ||
+	    fail "no poke of the head's wake key, shortened: $stderr"
+	[[ $stderr != *"$TOKEN"* ]] || fail "the head's token is shown: $stderr"
+	wait_bg "$BG_PID"
+	assert_equal "$BG_STATUS" 0
+}
