@@ -68,14 +68,14 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	run --separate-stderr redlock-cli -v -v -u "$u" acquire k --token "$TOKEN"
 	assert_success
 	assert_output "$TOKEN"
-	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 11 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake \\{k\\}:readers \\{k\\}:rmeta \\{k\\}:writers \\{k\\}:rwait \\{k\\}:history 01234567\\.\\.\\. 30000 "
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 12 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake \\{k\\}:readers \\{k\\}:rmeta \\{k\\}:writers \\{k\\}:rwait \\{k\\}:history \\{k\\}:queue:who 01234567\\.\\.\\. 30000 "
 	run --separate-stderr redlock-cli -v -v -u "$u" extend k --token "$TOKEN"
 	assert_success
 	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 3 k \\{k\\}:fence \\{k\\}:meta 01234567\\.\\.\\. 0 0 30000\$"
 	local all=$stderr
 	run --separate-stderr redlock-cli -v -v -u "$u" release k --token "$TOKEN"
 	assert_success
-	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 11 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake \\{k\\}:readers \\{k\\}:rmeta \\{k\\}:writers \\{k\\}:rwait \\{k\\}:history 01234567\\.\\.\\. 0 "
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA $sha 12 k \\{k\\}:fence \\{k\\}:meta \\{k\\}:queue \\{k\\}:leases \\{k\\}:wake \\{k\\}:readers \\{k\\}:rmeta \\{k\\}:writers \\{k\\}:rwait \\{k\\}:history \\{k\\}:queue:who 01234567\\.\\.\\. 0 "
 	[[ $all$stderr != *"$TOKEN"* ]]
 	[[ $all$stderr != *89abcdef* ]]
 }
@@ -85,7 +85,7 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	rcli open SCRIPT FLUSH >/dev/null
 	run --separate-stderr redlock-cli -v -v -u "$u" acquire k --token "$TOKEN"
 	assert_success
-	commands | grep -qE "^redlock-cli: $u: > EVAL .* 11 k .* 01234567\\.\\.\\. 30000 "
+	commands | grep -qE "^redlock-cli: $u: > EVAL .* 12 k .* 01234567\\.\\.\\. 30000 "
 	[[ $stderr != *89abcdef* ]]
 }
 
