@@ -12,8 +12,9 @@
 /*
  * Who waits, for status, list and the queue's order.  Every waiter that
  * will wait (not a -n probe), in every queue mode, is known: its lease in
- * KEYS[5] (token -> expiry, server ms) and in the hash KEYS[12] (KEYS[4]..':who')
- * the fields TOKEN = "PID HOST" and 'w:'..TOKEN = "ORDER AT KIND", ORDER
+ * KEYS[5] (token -> expiry, server ms) and in the hash KEYS[12] (named
+ * KEYS[4]..':who') the fields TOKEN = "PID HOST" and 'w:'..TOKEN =
+ * "ORDER AT KIND", ORDER
  * its --order or '-', AT the server's time of its first arrival in us,
  * KIND exclusive, shared or semaphore.  A queue (fifo, latest) also ranks
  * its waiters in KEYS[4] by --order, else by AT; equal ranks go by AT, so
