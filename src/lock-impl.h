@@ -199,6 +199,8 @@ struct lock_next {
 /* lock-call.c: the fan-out and the failure record */
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
+size_t	 lock_call_named(struct lock *, struct script *, int, int,
+	     const char **, const size_t *, int64_t, struct lock_round *);
 size_t	 lock_call_behind(struct lock *, struct conn_lead *, struct script *,
 	     int, const char **, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
