@@ -409,12 +409,12 @@ static const char lua_done[] =
 	"return {}\n";
 
 /*
- * The queue's mode, for status and list: as the queue's ':who' hash keeps
- * it (LUA_QUEUE), 'any' when no queue has been seen.
+ * The queue's mode, for status and list: as the queue's ':who' hash
+ * KEYS[who] keeps it (LUA_QUEUE), 'any' when no queue has been seen.
  */
 #define LUA_QUEUE_MODE							\
 	"local function queue_mode(who)\n"				\
-	"  return redis.call('HGET', who, '') or 'any'\n"		\
+	"  return redis.call('HGET', KEYS[who], '') or 'any'\n"	\
 	"end\n"
 
 #include "scripts-shared.h"
@@ -430,6 +430,7 @@ static const char lua_done[] =
 	X(MUTEX_RELEASE, lua_mutex_release)				\
 	X(MUTEX_EXTEND, lua_mutex_extend)				\
 	X(MUTEX_STATUS, lua_mutex_status)				\
+	X(MUTEX_WAITERS, lua_mutex_waiters)				\
 	X(MUTEX_RAISE_FENCE, lua_mutex_raise_fence)			\
 	X(MUTEX_FORCE, lua_mutex_force)					\
 	X(MUTEX_GIVE_BACK, lua_mutex_give_back)				\
