@@ -26,6 +26,9 @@ SRCS	+= src/mask.c
 SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c src/lock-list-all.c
 # Scripts played with native commands, for servers that refuse scripts.
 SRCS	+= src/scripts-native.c src/native-view.c src/native-owner.c src/native-cmd.c
+# Who waits for a mutex, read by status after its snapshot: the script's
+# KEYS are the keys it touches (tests/lint/lua_keys.py).
+SRCS	+= src/lock-waiters.c
 MAN	= man/redlock-cli.1
 
 # Out-of-tree builds: `make BUILDDIR=DIR` puts the objects and binaries

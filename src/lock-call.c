@@ -26,7 +26,7 @@ struct lock_script_call {
 	struct script	 *script;
 	int		  nkeys, nargs;
 	const char	**args;		/* keys, then arguments */
-	size_t		 *lens;
+	const size_t	 *lens;
 	int64_t		  cap_ns;
 };
 
@@ -97,20 +97,33 @@ lock_call(struct lock *l, struct script *s, int nkeys, int nargs,
     const char **argv, const size_t *argl, int64_t cap_ns,
     struct lock_round *rd)
 {
-	struct lock_script_call	 call;
+	const char	**all;
+	size_t		 *lens, answered;
 
-	call.script = s;
-	call.nkeys = nkeys;
-	call.nargs = nargs;
-	call.cap_ns = cap_ns;
-	lock_script_args(l, nkeys, nargs, argv, argl, &call.args, &call.lens);
+	lock_script_args(l, nkeys, nargs, argv, argl, &all, &lens);
+	answered = lock_call_named(l, s, nkeys, nargs, all, lens, cap_ns, rd);
+	free(all);
+	free(lens);
+	return (answered);
+}
+
+/*
+ * lock_call() with KEYS of the caller's choosing: args holds nkeys key
+ * names (companions of the lock, in its slot), then nargs arguments, with
+ * their lengths in lens.
+ */
+size_t
+lock_call_named(struct lock *l, struct script *s, int nkeys, int nargs,
+    const char **args, const size_t *lens, int64_t cap_ns,
+    struct lock_round *rd)
+{
+	struct lock_script_call	 call = { s, nkeys, nargs, args, lens, cap_ns };
+
 	rd->replies = xcalloc(l->nconns, sizeof(*rd->replies));
 	rd->results = xcalloc(l->nconns, sizeof(*rd->results));
-	script_call_many(l->conns, l->nconns, s, nkeys, nargs, call.args,
-	    call.lens, cap_ns, rd->replies, rd->results);
+	script_call_many(l->conns, l->nconns, s, nkeys, nargs, args, lens,
+	    cap_ns, rd->replies, rd->results);
 	lock_retry_transient(l, &call, rd);
-	free(call.args);
-	free(call.lens);
 	return (lock_tally(l, rd));
 }
 

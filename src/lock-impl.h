@@ -9,13 +9,15 @@
  * whom inside (tests/lint/floors.py checks there is no circle):
  *
  *	lock-acquire.c	-> lock-wait.c lock-queue.c lock.c lock-call.c
- *	lock-list.c	-> lock-status.c lock.c lock-call.c
+ *	lock-list.c	-> lock-status.c lock-waiters.c lock.c lock-call.c
  *	lock.c		-> lock-listen.c lock-queue.c lock-history.c
  *			   lock-call.c
  *	lock-history.c	-> lock-status.c lock-call.c
  *	lock-wait.c	-> lock-queue.c lock.c lock-call.c
  *	lock-listen.c	-> lock-queue.c lock-call.c
- *	lock-queue.c, lock-status.c, lock-force.c -> lock-call.c
+ *	lock-status.c	-> lock-waiters.c lock-call.c
+ *	lock-waiters.c	-> lock-scripts.c, and the connection layer
+ *	lock-queue.c, lock-force.c -> lock-call.c
  *	lock-call.c	-> lock-scripts.c, and the connection layer
  *	lock-scripts.c	-> scripts-native.c, and the connection layer
  *	scripts-native.c -> the connection layer
@@ -84,6 +86,7 @@ struct lock_scripts {
 extern const struct lock_scripts scripts_mutex;
 extern const struct lock_scripts scripts_semaphore;
 extern struct script *const scripts_list;	/* every mode at once */
+extern struct script *const scripts_mutex_waiters;	/* status's second */
 extern struct script *const scripts_history_note;
 extern struct script *const scripts_history_read;
 extern const struct lock_scripts scripts_shared;
@@ -199,6 +202,8 @@ struct lock_next {
 /* lock-call.c: the fan-out and the failure record */
 size_t	 lock_call(struct lock *, struct script *, int, int, const char **,
 	     const size_t *, int64_t, struct lock_round *);
+size_t	 lock_call_named(struct lock *, struct script *, int, int,
+	     const char **, const size_t *, int64_t, struct lock_round *);
 size_t	 lock_call_behind(struct lock *, struct conn_lead *, struct script *,
 	     int, const char **, struct lock_round *);
 void	 lock_round_free(struct lock *, struct lock_round *);
@@ -242,6 +247,7 @@ struct list_run {
 	const char	*prefix;
 	int		 history_pass;	/* --all: names with a history */
 	int		 few;		/* LOCK_LIST_FEW: LIST_FEW_PAGES */
+	int		 cluster;	/* this URL's: one list call a slot */
 	char		**names;	/* what that pass found */
 	size_t		 nnames;
 };
@@ -254,6 +260,10 @@ void	 list_add_free(const struct global_opts *, char **, size_t,
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);
 size_t	 lock_release_call(struct lock *, struct lock_round *);
+
+/* lock-waiters.c: who waits, as status and list show it */
+int	 lock_waiters_parse(const redisReply *, struct lock_view *);
+size_t	 lock_waiters_read(struct lock *, struct lock_view *);
 
 /* lock-status.c */
 char	*lock_command_shown(const char *, size_t);

@@ -6,7 +6,10 @@
  * blocks the server for as long as it has keys), a page of a bounded
  * COUNT at a time; each page's candidates go to the list script in one
  * call, which returns the snapshot of those that are locks, so 10,000
- * locks cost tens of round trips, not 10,000.  Read only.
+ * locks cost tens of round trips, not 10,000.  The candidates and their
+ * companions are the script's KEYS, and a Cluster wants one slot a call:
+ * there a page's candidates are sorted by slot, and each slot's go in a
+ * call of their own.  Read only.
  */
 
 #include <stdio.h>
@@ -24,12 +27,28 @@
 /* Metadata bytes one list call may return (conn-impl.h's bounds). */
 #define LIST_REPLY_BUDGET	"600000"
 
-/* A SCAN page's candidates: each key's name and its companions'. */
+/*
+ * The names each candidate key comes with (see scripts-list.h): the key,
+ * then its companions: metadata, queue's leases, readers and the
+ * readers' metadata, and the queue's ':who' hash (its mode).
+ */
+static const char *const list_companions[] = { "meta", "leases", "readers",
+    "rmeta", "queue:who" };
+#define LIST_OWNED	(sizeof(list_companions) / sizeof(list_companions[0]))
+#define LIST_STRIDE	(1 + LIST_OWNED)
+
+/* One candidate: its names, the key's (in the SCAN reply) first. */
+struct list_candidate {
+	const char	*names[LIST_STRIDE];
+	size_t		 lens[LIST_STRIDE];
+	char		*owned[LIST_OWNED];	/* the companions' */
+	unsigned int	 slot;		/* in a Cluster */
+};
+
+/* A SCAN page's candidates, by slot in a Cluster. */
 struct list_page {
-	const char	**args;		/* the two bounds, then 3 per key */
-	size_t		 *lens;
-	char		**owned;	/* the companions' names */
-	size_t		  n;		/* keys */
+	struct list_candidate *c;
+	size_t		  n;
 };
 
 static int	 list_server(struct list_run *, size_t, const char *);
@@ -39,10 +58,12 @@ static int	 list_cursor_next(struct list_run *, struct conn *,
 		     struct cursor *, const redisReply *);
 static int	 list_scan_page(struct list_run *, size_t, struct conn *, int,
 		     const redisReply *);
-static void	 list_page_fill(struct list_page *, const redisReply *);
+static void	 list_page_fill(struct list_run *, struct list_page *,
+		     const redisReply *);
+static int	 list_slot_cmp(const void *, const void *);
 static void	 list_page_free(struct list_page *);
 static int	 list_call(struct list_run *, size_t, struct conn *,
-		     struct list_page *, size_t, size_t *);
+		     struct list_page *, size_t, size_t, size_t *);
 static int	 list_take(struct list_run *, size_t, const redisReply *);
 static char	*list_glob(const char *, const char *);
 static int	 list_names(struct list_run *, const redisReply *);
@@ -65,91 +86,87 @@ list_glob(const char *prefix, const char *pattern)
 	return (out);
 }
 
-/*
- * The names each candidate key comes with (see scripts-list.h): the key,
- * then its companions: metadata, queue's leases, readers and the
- * readers' metadata, and the queue's ':who' hash (its mode).
- */
-static const char *const list_companions[] = { "meta", "leases", "readers",
-    "rmeta", "queue:who" };
-#define LIST_OWNED	(sizeof(list_companions) / sizeof(list_companions[0]))
-#define LIST_STRIDE	(1 + LIST_OWNED)
-
 /* The candidates of one SCAN page (keys: its array of key names). */
 static void
-list_page_fill(struct list_page *pg, const redisReply *keys)
+list_page_fill(struct list_run *lr, struct list_page *pg,
+    const redisReply *keys)
 {
-	static char	 listed[16], budget[] = LIST_REPLY_BUDGET;
-	size_t		 i, j, c;
-	const redisReply *k;
-	char		**owned;
+	struct list_candidate	*cand;
+	const redisReply	*k;
+	size_t			 i, c;
 
-	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
-	memset(pg, 0, sizeof(*pg));
-	pg->args = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->args));
-	pg->lens = xcalloc(2 + LIST_STRIDE * keys->elements, sizeof(*pg->lens));
-	pg->owned = xcalloc(LIST_OWNED * keys->elements, sizeof(*pg->owned));
-	pg->args[0] = listed;
-	pg->lens[0] = strlen(listed);
-	pg->args[1] = budget;
-	pg->lens[1] = strlen(budget);
-	for (i = 0, j = 2; i < keys->elements; i++) {
+	pg->c = xcalloc(keys->elements + 1, sizeof(*pg->c));
+	pg->n = 0;
+	for (i = 0; i < keys->elements; i++) {
 		k = keys->element[i];
 		if (k->type != REDIS_REPLY_STRING)
 			continue;
-		pg->args[j] = k->str;
-		pg->lens[j++] = k->len;
-		owned = &pg->owned[LIST_OWNED * pg->n];
+		cand = &pg->c[pg->n++];
+		cand->names[0] = k->str;
+		cand->lens[0] = k->len;
 		for (c = 0; c < LIST_OWNED; c++) {
-			owned[c] = keyslot_companion(k->str, k->len,
-			    list_companions[c], &pg->lens[j]);
-			pg->args[j++] = owned[c];
+			cand->owned[c] = keyslot_companion(k->str, k->len,
+			    list_companions[c], &cand->lens[1 + c]);
+			cand->names[1 + c] = cand->owned[c];
 		}
-		pg->n++;
+		cand->slot = lr->cluster ? keyslot(k->str, k->len) : 0;
 	}
+	if (lr->cluster)
+		qsort(pg->c, pg->n, sizeof(*pg->c), list_slot_cmp);
+}
+
+static int
+list_slot_cmp(const void *a, const void *b)
+{
+	const struct list_candidate *x = a, *y = b;
+
+	return (x->slot < y->slot ? -1 : x->slot > y->slot);
 }
 
 static void
 list_page_free(struct list_page *pg)
 {
-	size_t i;
+	size_t i, c;
 
-	for (i = 0; i < LIST_OWNED * pg->n; i++)
-		free(pg->owned[i]);
-	free(pg->owned);
-	free(pg->args);
-	free(pg->lens);
+	for (i = 0; i < pg->n; i++)
+		for (c = 0; c < LIST_OWNED; c++)
+			free(pg->c[i].owned[c]);
+	free(pg->c);
 }
 
 /*
- * One list call for the page's keys from the start-th on; *next gets the
- * first key it did not look at (the byte budget ran out), or pg->n.
- * Returns 0 or an exit code, with lr->l's failure set.
+ * One list call for the page's candidates from the start-th to the one
+ * before end (one slot's, in a Cluster); *next gets the first it did not
+ * look at (the byte budget ran out), or end.  Returns 0 or an exit code,
+ * with lr->l's failure set.
  */
 static int
 list_call(struct list_run *lr, size_t server, struct conn *c,
-    struct list_page *pg, size_t start, size_t *next)
+    struct list_page *pg, size_t start, size_t end, size_t *next)
 {
-	size_t		 at = LIST_STRIDE * start;
-	const char	*a0 = pg->args[at], *a1 = pg->args[at + 1];
-	size_t		 l0 = pg->lens[at], l1 = pg->lens[at + 1];
+	static char	 budget[] = LIST_REPLY_BUDGET;
+	char		 listed[16];
+	size_t		 nkeys = LIST_STRIDE * (end - start), i, *lens;
+	const char	**args;
 	redisReply	*r = NULL;
 	int		 result, rc = 0;
 
-	*next = pg->n;
-	/* The two bounds go right in front of the start-th key. */
-	pg->args[at] = pg->args[0];
-	pg->lens[at] = pg->lens[0];
-	pg->args[at + 1] = pg->args[1];
-	pg->lens[at + 1] = pg->lens[1];
-	script_call_many(&c, 1, scripts_list, 0, (int)(2 + LIST_STRIDE *
-	    (pg->n - start)), pg->args + at, pg->lens + at, 0, &r, &result);
-	if (start > 0) {
-		pg->args[at] = a0;
-		pg->lens[at] = l0;
-		pg->args[at + 1] = a1;
-		pg->lens[at + 1] = l1;
+	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
+	args = xcalloc(nkeys + 2, sizeof(*args));
+	lens = xcalloc(nkeys + 2, sizeof(*lens));
+	for (i = 0; i < nkeys; i++) {
+		args[i] = pg->c[start + i / LIST_STRIDE].names[i % LIST_STRIDE];
+		lens[i] = pg->c[start + i / LIST_STRIDE].lens[i % LIST_STRIDE];
 	}
+	args[nkeys] = listed;
+	lens[nkeys] = strlen(listed);
+	args[nkeys + 1] = budget;
+	lens[nkeys + 1] = strlen(budget);
+	*next = end;
+	script_call_many(&c, 1, scripts_list, (int)nkeys, 2, args, lens, 0, &r,
+	    &result);
+	free(args);
+	free(lens);
 	lr->commands++;
 	if (result != CONN_OK) {
 		lock_failed(lr->l, conn_exit_code(result), "%s",
@@ -163,9 +180,9 @@ list_call(struct list_run *lr, size_t server, struct conn *c,
 		    "list", conn_display(c));
 		rc = EXIT_PROTOCOL;
 	} else if (r->element[0]->integer > 0)
-		/* ARGV[i] (from 1) is the ((i - 3) / LIST_STRIDE)-th key of
-		 * this call */
-		*next = start + (size_t)(r->element[0]->integer - 3) /
+		/* KEYS[i] (from 1) is the ((i - 1) / LIST_STRIDE)-th
+		 * candidate of this call */
+		*next = start + (size_t)(r->element[0]->integer - 1) /
 		    LIST_STRIDE;
 	if (*next <= start)
 		*next = start + 1;	/* never loop on one key */
@@ -248,7 +265,7 @@ list_scan_page(struct list_run *lr, size_t server, struct conn *c,
     int result, const redisReply *r)
 {
 	struct list_page	pg;
-	size_t			start, next;
+	size_t			start, end, next;
 	int			rc = 0;
 
 	if (result != CONN_OK) {
@@ -258,9 +275,14 @@ list_scan_page(struct list_run *lr, size_t server, struct conn *c,
 	}
 	if (lr->history_pass)
 		return (list_names(lr, r->element[1]));
-	list_page_fill(&pg, r->element[1]);
-	for (start = 0; rc == 0 && start < pg.n; start = next)
-		rc = list_call(lr, server, c, &pg, start, &next);
+	list_page_fill(lr, &pg, r->element[1]);
+	for (start = 0; rc == 0 && start < pg.n; start = next) {
+		/* a Cluster's call: one slot's candidates */
+		for (end = start + 1; end < pg.n &&
+		    pg.c[end].slot == pg.c[start].slot; end++)
+			;
+		rc = list_call(lr, server, c, &pg, start, end, &next);
+	}
 	list_page_free(&pg);
 	return (rc);
 }
@@ -324,6 +346,7 @@ list_server(struct list_run *lr, size_t server, const char *glob)
 		    conn_error(c));
 		return (conn_exit_code(result));
 	}
+	lr->cluster = n > 0;
 	if (n == 0)
 		return (list_scan(lr, server, c, glob));
 	for (i = 0; i < n; i++) {

@@ -227,7 +227,7 @@ lock_done_call(struct lock *l, int64_t order, int is_record)
 	const redisReply	*r, *best = NULL;
 	const char		*argv[4];
 	char			 num[32], now[32], host[256];
-	size_t			 i, answered;
+	size_t			 i, answered, lens[4];
 	int			 rc;
 
 	(void)snprintf(num, sizeof(num), "%lld", (long long)order);
@@ -239,7 +239,10 @@ lock_done_call(struct lock *l, int64_t order, int is_record)
 	argv[1] = num;
 	argv[2] = is_record ? host : "";
 	argv[3] = now;
-	answered = lock_call(l, l->scripts->done, 1, 4, argv, NULL, 0, &rd);
+	for (i = 0; i < 4; i++)
+		lens[i] = strlen(argv[i]);
+	answered = lock_call_named(l, l->scripts->done, 1, 3, argv, lens, 0,
+	    &rd);
 	for (i = 0; i < l->nconns; i++)
 		if (rd.results[i] == CONN_OK &&
 		    (r = lock_done_reply(rd.replies[i])) != NULL &&

@@ -57,6 +57,7 @@ SCRIPT(MUTEX_ACQUIRE, lua_mutex_acquire, 1);
 SCRIPT(MUTEX_RELEASE, lua_mutex_release, 1);
 SCRIPT(MUTEX_EXTEND, lua_mutex_extend, 1);
 SCRIPT(MUTEX_STATUS, lua_mutex_status, 0);
+SCRIPT(MUTEX_WAITERS, lua_mutex_waiters, 0);
 SCRIPT(MUTEX_RAISE_FENCE, lua_mutex_raise_fence, 1);
 SCRIPT(MUTEX_FORCE, lua_mutex_force, 0);
 BLIND_SCRIPT(MUTEX_GIVE_BACK, lua_mutex_give_back, 1);
@@ -70,6 +71,7 @@ BLIND_SCRIPT(SEMAPHORE_GIVE_BACK, lua_semaphore_give_back, 1);
 SCRIPT(LIST, lua_list, 0);
 
 struct script *const scripts_list = &script_LIST;
+struct script *const scripts_mutex_waiters = &script_MUTEX_WAITERS;
 SCRIPT(HISTORY_NOTE, lua_history_note, 0);
 SCRIPT(HISTORY_READ, lua_history_read, 0);
 struct script *const scripts_history_note = &script_HISTORY_NOTE;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status: who holds a lock (or the slots of a semaphore), from one atomic
- * snapshot taken by the status script; list (lock-list.c) parses the same
+ * snapshot taken by the status script, and for a mutex who waits, read
+ * after it (lock-waiters.c); list (lock-list.c) parses the same
  * snapshots, many in one reply, and takes the majority the same way.
  */
 
@@ -27,6 +28,8 @@ static int	 status_views_differ(const struct lock_state *);
 static void	 status_queue(struct lock_state *, const struct lock_view *);
 static void	 status_copy_waiters(struct lock_state *,
 		     const struct lock_view *);
+static size_t	 status_views(struct lock *, const struct lock_round *,
+		     struct lock_view *);
 
 /*
  * A holder's recorded command, as status, list and the busy line show it:
@@ -154,70 +157,6 @@ status_mode(const redisReply *r)
 }
 
 /*
- * One waiter {"PID HOST", "ORDER AT KIND"} (LUA_WAITING) into w: what a
- * server sent is checked, cut and made printable.  -1 if not that shape.
- */
-static int
-status_waiter(const redisReply *e, struct lock_waiter *w)
-{
-	const redisReply	*who, *info;
-	char			 buf[128], host[256], *end;
-	const char		*sp;
-	long long		 order, at;
-
-	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-	    e->element[0]->type != REDIS_REPLY_STRING ||
-	    e->element[1]->type != REDIS_REPLY_STRING)
-		return (-1);
-	who = e->element[0];
-	info = e->element[1];
-	memset(w, 0, sizeof(*w));
-	w->pid = w->order = -1;
-	if ((sp = memchr(who->str, ' ', who->len)) != NULL) {
-		log_sanitize(host, sizeof(host), sp + 1,
-		    who->len - (size_t)(sp + 1 - who->str));
-		w->host = xstrdup(host);
-		w->pid = strtoll(who->str, &end, 10);
-		if (end != sp || w->pid <= 0)
-			w->pid = -1;
-	}
-	log_sanitize(buf, sizeof(buf), info->str, info->len);
-	w->kind[0] = '\0';
-	if (sscanf(buf, "%lld %lld %11s", &order, &at, w->kind) == 3 ||
-	    sscanf(buf, "- %lld %11s", &at, w->kind) == 2) {
-		w->order = buf[0] == '-' ? -1 : order;
-		w->since_ms = at > 0 ? at / 1000 : 0;
-	}
-	return (0);
-}
-
-/* The waiters list of a snapshot into v.  -1 if not that shape. */
-static int
-status_waiters(const redisReply *list, struct lock_view *v)
-{
-	size_t i;
-
-	if (list->type != REDIS_REPLY_ARRAY)
-		return (-1);
-	v->waiters = xcalloc(list->elements, sizeof(*v->waiters));
-	for (i = 0; i < list->elements; i++)
-		if (status_waiter(list->element[i], &v->waiters[i]) == -1)
-			break;
-	v->nwaiters = i;
-	return (i == list->elements ? 0 : -1);
-}
-
-void
-lock_waiters_free(struct lock_waiter *ws, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(ws[i].host);
-	free(ws);
-}
-
-/*
  * Parse one snapshot of a lock, the n elements {holders, metadata, count,
  * limit, waiting, mode, queue mode, waiters} of a reply, into v
  * (lock_state_free(), or lock_holders_free() and lock_waiters_free(), free
@@ -269,7 +208,7 @@ lock_view_parse(redisReply *const *el, size_t n, const char *ours,
 	v->waiting = (size_t)el[4]->integer;
 	log_sanitize(v->queue, sizeof(v->queue), el[6]->str,
 	    el[6]->len < sizeof(v->queue) ? el[6]->len : 0);
-	return (status_waiters(el[7], v));
+	return (lock_waiters_parse(el[7], v));
 }
 
 static void
@@ -293,20 +232,15 @@ lock_status(struct lock *l, struct lock_state *st)
 {
 	struct lock_round	 rd;
 	struct lock_view	*vs;
-	const char		*argv[4];
-	size_t			 i, answered = 0, who_len;
-	char			 listed[32], *who;
-	int			 parsed;
+	const char		*argv[2];
+	size_t			 i, answered;
+	char			 listed[32];
 
 	memset(st, 0, sizeof(*st));
 	(void)snprintf(listed, sizeof(listed), "%d", LOCK_STATUS_LISTED);
 	argv[0] = l->limit_arg;
 	argv[1] = listed;
-	argv[2] = l->keys[LK_LEASES];
-	/* KEYS[4] .. ':who' of the scripts (LUA_QUEUE): the queue's mode. */
-	who = keyslot_companion(l->key, l->key_len, "queue:who", &who_len);
-	argv[3] = who;
-	(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+	(void)lock_call_keys(l, l->scripts->status, 2, argv, 0, &rd);
 	/* A semaphore asked about without --limit: its limit is stored with
 	 * it, so ask again as what it is. */
 	if (l->fail.type_clash == EXIT_USAGE && l->spec.mode == LOCK_MUTEX &&
@@ -315,29 +249,14 @@ lock_status(struct lock *l, struct lock_state *st)
 		l->fail.type_clash = 0;
 		l->spec.mode = LOCK_SEMAPHORE;
 		l->scripts = &scripts_semaphore;
-		(void)lock_call_keys(l, l->scripts->status, 4, argv, 0, &rd);
+		(void)lock_call_keys(l, l->scripts->status, 2, argv, 0, &rd);
 	}
-	free(who);
 	vs = xcalloc(l->nconns, sizeof(*vs));
-	for (i = 0; i < l->nconns; i++) {
-		vs[i].display = conn_display(l->conns[i]);
-		parsed = -1;
-		if (rd.results[i] == CONN_OK &&
-		    rd.replies[i]->type == REDIS_REPLY_ARRAY &&
-		    (parsed = lock_view_parse(rd.replies[i]->element,
-		    rd.replies[i]->elements, l->token, &vs[i])) == 0) {
-			answered++;
-			continue;
-		}
-		if (rd.results[i] == CONN_OK)
-			(void)lock_unexpected(l, i, "status", rd.replies[i],
-			    parsed == -2 ? "token and TTL for each holder" :
-			    "array of holders, metadata, count, limit, waiters, "
-			    "mode and queue");
-		vs[i].error = xstrdup(rd.results[i] == CONN_OK ? l->fail.text :
-		    conn_error(l->conns[i]));
-	}
+	answered = status_views(l, &rd, vs);
 	lock_round_free(l, &rd);
+	/* A semaphore's snapshot lists its waiters; a mutex's cannot. */
+	if (l->spec.mode != LOCK_SEMAPHORE && answered > 0)
+		answered -= lock_waiters_read(l, vs);
 	st->views = vs;
 	st->nviews = l->nconns;
 	st->mode = l->spec.mode == LOCK_SEMAPHORE ? "semaphore" : "exclusive";
@@ -348,6 +267,38 @@ lock_status(struct lock *l, struct lock_state *st)
 		return (lock_fail(l, answered));
 	lock_state_majority(st, l->quorum);
 	return (EXIT_OK);
+}
+
+/*
+ * Each server's answer to the status script into its view vs[i], or its
+ * error.  Returns how many answered.
+ */
+static size_t
+status_views(struct lock *l, const struct lock_round *rd,
+    struct lock_view *vs)
+{
+	size_t	i, answered = 0;
+	int	parsed;
+
+	for (i = 0; i < l->nconns; i++) {
+		vs[i].display = conn_display(l->conns[i]);
+		parsed = -1;
+		if (rd->results[i] == CONN_OK &&
+		    rd->replies[i]->type == REDIS_REPLY_ARRAY &&
+		    (parsed = lock_view_parse(rd->replies[i]->element,
+		    rd->replies[i]->elements, l->token, &vs[i])) == 0) {
+			answered++;
+			continue;
+		}
+		if (rd->results[i] == CONN_OK)
+			(void)lock_unexpected(l, i, "status", rd->replies[i],
+			    parsed == -2 ? "token and TTL for each holder" :
+			    "array of holders, metadata, count, limit, waiters, "
+			    "mode and queue");
+		vs[i].error = xstrdup(rd->results[i] == CONN_OK ? l->fail.text :
+		    conn_error(l->conns[i]));
+	}
+	return (answered);
 }
 
 /* On how many of the n views token holds. */

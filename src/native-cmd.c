@@ -17,7 +17,6 @@
 
 static void	 nat_out(struct nat *, const char *, size_t);
 static void	 nat_outf(struct nat *, const char *, ...) printflike(2, 3);
-static const char *nat_key(const struct nat *, int, size_t *);
 
 /*----- the reply, as its script would have sent it -----*/
 
@@ -95,7 +94,7 @@ nat_reply(struct nat *n)
 
 /*----- commands -----*/
 
-static const char *
+const char *
 nat_key(const struct nat *n, int k, size_t *len)
 {
 	*len = k < n->nkeys ? n->lens[k] : 0;

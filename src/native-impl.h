@@ -52,6 +52,7 @@ void		 nat_str(struct nat *, const char *, size_t);
 void		 nat_str_of(struct nat *, const redisReply *);
 redisReply	*nat_reply(struct nat *);
 const char	*nat_arg(const struct nat *, int, size_t *);
+const char	*nat_key(const struct nat *, int, size_t *);
 void		 cmd_b(struct nat_cmd *, const char *, size_t);
 void		 cmd_s(struct nat_cmd *, const char *);
 void		 cmd_key(struct nat_cmd *, const struct nat *, int);
@@ -81,6 +82,7 @@ int		 nat_raise_fence(struct nat *);
 
 /* native-view.c: the plays of status, list, force, history */
 int		 nat_status(struct nat *);
+int		 nat_waiters(struct nat *);
 int		 nat_force(struct nat *);
 int		 nat_list(struct nat *);
 int		 nat_leave(struct nat *);

@@ -15,23 +15,23 @@
 #include "native-impl.h"
 
 static void	 nat_force_tell(struct nat *, const redisReply *);
-static int	 nat_snapshot(struct nat *, const redisReply *, int, int, int);
+static int	 nat_snapshot(struct nat *, const redisReply *, int, int);
 
 /* One mutex's snapshot, as mutex_snapshot() and the list's entry. */
 static int
-nat_snapshot(struct nat *n, const redisReply *cur, int k, int meta, int list)
+nat_snapshot(struct nat *n, const redisReply *cur, int k, int meta)
 {
 	struct nat_cmd	 m = { .n = 0 };
 	redisReply	*ttl, *h;
 	size_t		 i;
 
 	cmd_s(&m, "PTTL");
-	list ? cmd_arg(&m, n, k) : cmd_key(&m, n, k);
+	cmd_key(&m, n, k);
 	if ((ttl = nat_send(n, &m, 0)) == NULL)
 		return (-1);
 	m.n = 0;
 	cmd_s(&m, "HGETALL");
-	list ? cmd_arg(&m, n, meta) : cmd_key(&m, n, meta);
+	cmd_key(&m, n, meta);
 	if ((h = nat_send(n, &m, 0)) == NULL) {
 		freeReplyObject(ttl);
 		return (-1);
@@ -66,13 +66,26 @@ nat_status(struct nat *n)
 	if ((cur = nat_get_lock(n)) == NULL)
 		return (-1);
 	nat_arr(n, 8);
-	rc = nat_snapshot(n, cur, LK_LOCK, LK_META, 0);
+	rc = nat_snapshot(n, cur, LK_LOCK, LK_META);
 	freeReplyObject(cur);
 	nat_int(n, 0);
 	nat_str(n, "exclusive", 9);
 	nat_str(n, "any", 3);
 	nat_arr(n, 0);
 	return (rc);
+}
+
+/*
+ * A mutex's waiters (lua_mutex_waiters): {0, {}}, since a native waiter
+ * is never noted.
+ */
+int
+nat_waiters(struct nat *n)
+{
+	nat_arr(n, 2);
+	nat_int(n, 0);
+	nat_arr(n, 0);
+	return (0);
 }
 
 /* force_tell(): the removed holder's note, where its run listens. */
@@ -162,7 +175,7 @@ nat_force(struct nat *n)
 /*
  * list (lua_list): {0, {key, holders, metadata, count, limit, waiting,
  * mode, queue mode, waiters}, ...} for each candidate that is a held
- * mutex (its metadata exists).  ARGV: two bounds, then six names a key.
+ * mutex (its metadata exists).  KEYS: six names a candidate.
  */
 int
 nat_list(struct nat *n)
@@ -173,12 +186,12 @@ nat_list(struct nat *n)
 	int		*at, a, rc = 0, is_lock;
 	const char	*k;
 
-	cur = xcalloc((size_t)n->nargs / 6 + 1, sizeof(*cur));
-	at = xcalloc((size_t)n->nargs / 6 + 1, sizeof(*at));
-	for (a = 2; a + 5 < n->nargs && !n->failed; a += 6) {
+	cur = xcalloc((size_t)n->nkeys / 6 + 1, sizeof(*cur));
+	at = xcalloc((size_t)n->nkeys / 6 + 1, sizeof(*at));
+	for (a = 0; a + 5 < n->nkeys && !n->failed; a += 6) {
 		memset(&m, 0, sizeof(m));
 		cmd_s(&m, "EXISTS");
-		cmd_arg(&m, n, a + 1);
+		cmd_key(&m, n, a + 1);
 		if ((r = nat_send(n, &m, 0)) == NULL)
 			break;
 		is_lock = r->type == REDIS_REPLY_INTEGER && r->integer > 0;
@@ -186,7 +199,7 @@ nat_list(struct nat *n)
 		m.n = 0;
 		m.is_token = 1;
 		cmd_s(&m, "GET");
-		cmd_arg(&m, n, a);
+		cmd_key(&m, n, a);
 		/* soft: a semaphore's zset (WRONGTYPE) is not listed here */
 		if (!is_lock || (r = nat_send(n, &m, 1)) == NULL)
 			continue;
@@ -199,10 +212,10 @@ nat_list(struct nat *n)
 	nat_arr(n, 1 + nfound);
 	nat_int(n, 0);
 	for (i = 0; i < nfound && rc == 0; i++) {
-		k = nat_arg(n, at[i], &len);
+		k = nat_key(n, at[i], &len);
 		nat_arr(n, 9);
 		nat_str(n, k, len);
-		rc = nat_snapshot(n, cur[i], at[i], at[i] + 1, 1);
+		rc = nat_snapshot(n, cur[i], at[i], at[i] + 1);
 		nat_int(n, 0);
 		nat_str(n, "exclusive", 9);
 		nat_str(n, "any", 3);

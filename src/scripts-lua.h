@@ -395,33 +395,33 @@ static const char lua_leave[] =
  * done: --skip-outdated's record of the last order that ran to the end
  * with exit 0 on this lock, a hash {order, host, time}: kept 7 days after
  * its last use, the only companion key that lives that long.
- *   KEYS[1] unused (the lock: where a Cluster sends the call);
- *   ARGV[1] the record's key, ARGV[2] order, ARGV[3] host ('' to only
- *   look), ARGV[4] time (wall ms)
+ *   KEYS[1] the record (the lock's companion "done", in its slot: a
+ *   Cluster sends the call where the lock lives);
+ *   ARGV[1] order, ARGV[2] host ('' to only look), ARGV[3] time (wall ms)
  *   returns {order, host, time} of a record whose order is greater than
- *   ARGV[2] (a retry of the same order is not outdated), else {} (and
- *   with a host, ARGV[2] is the record now).
+ *   ARGV[1] (a retry of the same order is not outdated), else {} (and
+ *   with a host, ARGV[1] is the record now).
  */
 static const char lua_done[] =
-	"local d = redis.call('HMGET', ARGV[1], 'order', 'host', 'time')\n"
-	"local seen, n = tonumber(d[1]), tonumber(ARGV[2])\n"
-	"if ARGV[3] ~= '' and (not seen or seen <= n) then\n"
-	"  redis.call('HSET', ARGV[1], 'order', ARGV[2], 'host', ARGV[3],"
-	" 'time', ARGV[4])\n"
+	"local d = redis.call('HMGET', KEYS[1], 'order', 'host', 'time')\n"
+	"local seen, n = tonumber(d[1]), tonumber(ARGV[1])\n"
+	"if ARGV[2] ~= '' and (not seen or seen <= n) then\n"
+	"  redis.call('HSET', KEYS[1], 'order', ARGV[1], 'host', ARGV[2],"
+	" 'time', ARGV[3])\n"
 	"end\n"
-	"if seen or ARGV[3] ~= '' then\n"
-	"  redis.call('PEXPIRE', ARGV[1], 604800000)\n"
+	"if seen or ARGV[2] ~= '' then\n"
+	"  redis.call('PEXPIRE', KEYS[1], 604800000)\n"
 	"end\n"
 	"if seen and seen > n then return {d[1], d[2] or '', d[3] or ''} end\n"
 	"return {}\n";
 
 /*
- * The queue's mode, for status and list: as the queue's ':who' hash keeps
- * it (LUA_QUEUE), 'any' when no queue has been seen.
+ * The queue's mode, for status and list: as the queue's ':who' hash
+ * KEYS[who] keeps it (LUA_QUEUE), 'any' when no queue has been seen.
  */
 #define LUA_QUEUE_MODE							\
 	"local function queue_mode(who)\n"				\
-	"  return redis.call('HGET', who, '') or 'any'\n"		\
+	"  return redis.call('HGET', KEYS[who], '') or 'any'\n"	\
 	"end\n"
 
 #include "scripts-shared.h"
@@ -437,6 +437,7 @@ static const char lua_done[] =
 	X(MUTEX_RELEASE, lua_mutex_release)				\
 	X(MUTEX_EXTEND, lua_mutex_extend)				\
 	X(MUTEX_STATUS, lua_mutex_status)				\
+	X(MUTEX_WAITERS, lua_mutex_waiters)				\
 	X(MUTEX_RAISE_FENCE, lua_mutex_raise_fence)			\
 	X(MUTEX_FORCE, lua_mutex_force)					\
 	X(MUTEX_GIVE_BACK, lua_mutex_give_back)				\

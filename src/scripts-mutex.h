@@ -229,12 +229,13 @@ static const char lua_mutex_force[] =
 	LUA_FORCE_BODY;
 
 /*
- * A snapshot of mutex k (holding cur, read before) with metadata hash
- * meta, for status and list, as holders_snapshot's (which it needs):
- * {{{token, ms left}} or {}, {field, value, ...}, count, 0 (no limit),
- * 0 (waiting), 'exclusive'}; the metadata is the holder's only if its
- * token field matches (a foreign client's lock has none).  While readers
- * hold (cur is the marker), the readers' snapshot from readers and rmeta.
+ * A snapshot of the mutex KEYS[k] (holding cur, read before) with
+ * metadata hash KEYS[meta], for status and list, as holders_snapshot's
+ * (which it needs): {{{token, ms left}} or {}, {field, value, ...}, count,
+ * 0 (no limit), 0 (waiting), 'exclusive'}; the metadata is the holder's
+ * only if its token field matches (a foreign client's lock has none).
+ * While readers hold (cur is the marker), the readers' snapshot from
+ * KEYS[readers] and KEYS[rmeta].  Every key an index: see LUA_WAITING.
  */
 #define LUA_MUTEX_SNAPSHOT						\
 	"local function mutex_snapshot(k, meta, cur, readers, rmeta, now,"	\
@@ -243,42 +244,53 @@ static const char lua_mutex_force[] =
 	"    return holders_snapshot(readers, rmeta, now, max, 0, 'shared')\n"\
 	"  end\n"							\
 	"  local holders = {}\n"					\
-	"  if cur then holders[1] = {cur, redis.call('PTTL', k)} end\n"\
-	"  return {holders, redis.call('HGETALL', meta), #holders, 0, 0,"	\
-	" 'exclusive'}\n"						\
+	"  if cur then holders[1] = {cur, redis.call('PTTL', KEYS[k])} end\n"\
+	"  return {holders, redis.call('HGETALL', KEYS[meta]), #holders, 0,"\
+	" 0, 'exclusive'}\n"						\
 	"end\n"
 
 /*
  * status: the holder, its remaining TTL and the metadata, in one snapshot
- * (separate reads could mix two holders' data), how many wait and in
- * which queue mode; or, while readers hold, every reader (read only:
- * expired readers are skipped, not dropped).
+ * (separate reads could mix two holders' data); or, while readers hold,
+ * every reader (read only: expired readers are skipped, not dropped).
+ * Who waits is lua_mutex_waiters' and the ':who' hash's to say: the queue
+ * keys are not among these KEYS, since a Cluster refuses a call whose keys
+ * partly do not exist while their slot migrates (TRYAGAIN), and a
+ * waiter's keys mostly do not.
  *   KEYS[1..3] as acquire's (every key while readers hold: see above);
- *   ARGV[1] limit, ARGV[2] how many readers to list at most, ARGV[3] the
- *   queue's leases, ARGV[4] the queue's ':who' hash (not KEYS: declared,
- *   a key that does not exist would make a Cluster refuse the call while
- *   the slot migrates)
- *   returns mutex_snapshot's reply with the number of waiters added and
- *   the queue's mode after it: a mutex's metadata is the holder's only if
- *   its token field matches (a foreign client's lock has none); readers'
- *   fields are "<token>:field".
+ *   ARGV[1] limit, ARGV[2] how many readers to list at most
+ *   returns mutex_snapshot's reply with 'any' and {} after it, the
+ *   queue's mode and the waiters as the semaphore's status sends them,
+ *   for the caller to fill in (lock-waiters.c): a mutex's metadata is the
+ *   holder's only if its token field matches (a foreign client's lock has
+ *   none); readers' fields are "<token>:field".
  */
 static const char lua_mutex_status[] =
 	LUA_CLASH
 	LUA_SERVER_NOW
 	LUA_SHARED_READERS
 	LUA_MUTEX_MODE
-	LUA_WAITING
-	LUA_QUEUE_MODE
 	LUA_HOLDERS_SNAPSHOT
 	LUA_MUTEX_SNAPSHOT
 	"if mode_check() then return clash() end\n"
-	"local now = server_now()\n"
-	"local s = mutex_snapshot(KEYS[1], KEYS[3], cur, KEYS[7], KEYS[8], now,"
+	"local s = mutex_snapshot(1, 3, cur, 7, 8, server_now(),"
 	" tonumber(ARGV[2]))\n"
-	"s[5] = waiting(ARGV[3], now)\n"
-	"s[7] = queue_mode(ARGV[4])\n"
-	"s[8] = waiters_list(ARGV[3], ARGV[4], now, tonumber(ARGV[2]))\n"
+	"s[7] = 'any'\n"
+	"s[8] = {}\n"
 	"return s\n";
+
+/*
+ * The waiters of a mutex, for its status: the queue's leases alone, one
+ * key, which a Cluster serves (or sends on with ASK) during a migration
+ * too.  The ':who' hash of their tokens, another single key, is read with
+ * HMGET (lock-waiters.c).
+ *   KEYS[1] the queue's leases; ARGV[1] how many to list at most
+ *   returns {how many wait, {token, ...}} (LUA_WAITING)
+ */
+static const char lua_mutex_waiters[] =
+	LUA_SERVER_NOW
+	LUA_WAITING
+	"local now = server_now()\n"
+	"return {waiting(1, now), waiter_tokens(1, now, tonumber(ARGV[1]))}\n";
 
 #endif /* SCRIPTS_MUTEX_H */

@@ -58,6 +58,7 @@ static const struct nat_script nat_scripts[] = {
 	{ "MUTEX_GIVE_BACK", nat_give_back, NULL },
 	{ "MUTEX_EXTEND", nat_extend, NULL },
 	{ "MUTEX_STATUS", nat_status, NULL },
+	{ "MUTEX_WAITERS", nat_waiters, NULL },
 	{ "MUTEX_RAISE_FENCE", nat_raise_fence, NULL },
 	{ "MUTEX_FORCE", nat_force, NULL },
 	{ "LIST", nat_list, NULL },

@@ -62,47 +62,53 @@
 	"end\n"
 
 /*
- * A snapshot of the holders in sorted set k (token -> expiry, server time
- * now), whose metadata fields in hash meta are "<token>:field", for status
- * and list: {{{token, ms left}, ...}, {field, value, ...}, count, limit,
- * waiting (0: the caller counts them), mode}, with at most max holders
- * listed and only their fields, so that the reply stays within the
- * client's bounds however many hold.  Read only: expired holders are
- * skipped, not dropped.  A semaphore's slots and the readers of a shared
- * lock alike.
+ * A snapshot of the holders in sorted set KEYS[k] (token -> expiry, server
+ * time now), whose metadata fields in hash KEYS[meta] are "<token>:field",
+ * for status and list (k and meta are indices, so that every key is one
+ * the caller declared): {{{token, ms left}, ...}, {field, value, ...},
+ * count, limit, waiting (0: the caller counts them), mode}, with at most
+ * max holders listed and only their fields, so that the reply stays
+ * within the client's bounds however many hold.  Read only: expired
+ * holders are skipped, not dropped.  A semaphore's slots and the readers
+ * of a shared lock alike.
  */
 #define LUA_HOLDERS_SNAPSHOT						\
 	"local function holders_snapshot(k, meta, now, max, limit, mode)\n"\
 	"  local holders, m = {}, {}\n"				\
-	"  local z = redis.call('ZRANGEBYSCORE', k, '(' .. now, '+inf',"	\
+	"  local z = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. now, '+inf',"\
 	" 'WITHSCORES', 'LIMIT', 0, max)\n"				\
 	"  for i = 1, #z, 2 do\n"					\
 	"    holders[#holders + 1] = {z[i], tonumber(z[i + 1]) - now}\n"	\
 	"    for _, f in ipairs({'fence', 'host', 'pid', 'command', 'since'})"\
 	" do\n"							\
-	"      local v = redis.call('HGET', meta, z[i] .. ':' .. f)\n"	\
+	"      local v = redis.call('HGET', KEYS[meta], z[i] .. ':' .. f)\n"\
 	"      if v then m[#m + 1] = z[i] .. ':' .. f; m[#m + 1] = v end\n"\
 	"    end\n"							\
 	"  end\n"							\
-	"  return {holders, m, redis.call('ZCOUNT', k, '(' .. now, '+inf'),"\
-	" limit, 0, mode}\n"						\
+	"  return {holders, m, redis.call('ZCOUNT', KEYS[k], '(' .. now,"	\
+	" '+inf'), limit, 0, mode}\n"					\
 	"end\n"
 
 /*
  * Who waits (LUA_WAITER_INFO), for status and list: the waiters whose
- * lease (KEYS[5] of the lock scripts) has not run out, in every queue
- * mode, how many, and at most max of them as {"PID HOST", "ORDER AT
- * KIND"}, in the order their leases end.
+ * lease in KEYS[leases] (KEYS[5] of the lock scripts) has not run out, in
+ * every queue mode: how many, the tokens of at most max of them in the
+ * order their leases end, and those as {"PID HOST", "ORDER AT KIND"}
+ * from the ':who' hash KEYS[who].  Indices, not names: every key is one
+ * the caller declared.
  */
 #define LUA_WAITING							\
 	"local function waiting(leases, now)\n"			\
-	"  return redis.call('ZCOUNT', leases, '(' .. now, '+inf')\n"	\
+	"  return redis.call('ZCOUNT', KEYS[leases], '(' .. now, '+inf')\n"\
 	"end\n"							\
-	"local function waiters_list(leases, whok, now, max)\n"	\
+	"local function waiter_tokens(leases, now, max)\n"		\
+	"  return redis.call('ZRANGEBYSCORE', KEYS[leases], '(' .. now,"	\
+	" '+inf', 'LIMIT', 0, max)\n"					\
+	"end\n"							\
+	"local function waiters_list(leases, who, now, max)\n"	\
 	"  local out = {}\n"						\
-	"  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', leases, '(' .."\
-	" now, '+inf', 'LIMIT', 0, max)) do\n"				\
-	"    local m = redis.call('HMGET', whok, tok, 'w:' .. tok)\n"	\
+	"  for _, tok in ipairs(waiter_tokens(leases, now, max)) do\n"	\
+	"    local m = redis.call('HMGET', KEYS[who], tok, 'w:' .. tok)\n"\
 	"    out[#out + 1] = {m[1] or '', m[2] or ''}\n"		\
 	"  end\n"							\
 	"  return out\n"						\

@@ -187,24 +187,24 @@ static const char lua_semaphore_force[] =
 	LUA_FORCE_BODY;
 
 /*
- * A snapshot of semaphore k with metadata hash meta at server time now,
- * for status and list (see holders_snapshot), with the limit it was
- * taken with.
+ * A snapshot of the semaphore KEYS[k] with metadata hash KEYS[meta] at
+ * server time now, for status and list (see holders_snapshot), with the
+ * limit it was taken with.
  */
 #define LUA_SEMAPHORE_SNAPSHOT						\
 	"local function semaphore_snapshot(k, meta, now, max)\n"	\
 	"  return holders_snapshot(k, meta, now, max,"			\
-	" tonumber(redis.call('HGET', meta, 'limit')) or 0, 'semaphore')\n"\
+	" tonumber(redis.call('HGET', KEYS[meta], 'limit')) or 0,"	\
+	" 'semaphore')\n"						\
 	"end\n"
 
 /*
  * status: the holders, their remaining TTLs and metadata, in one snapshot,
- * how many wait and in which queue mode.
- *   KEYS[1..3] as acquire's; ARGV[1] limit, ARGV[2] how many holders to
- *   list at most, ARGV[3] the queue's leases, ARGV[4] its ':who' hash (as
- *   mutex status)
- *   returns semaphore_snapshot's reply with the number of waiters and the
- *   queue's mode added.
+ * how many wait, in which queue mode, and who.
+ *   KEYS[1..12] as acquire's; ARGV[1] limit, ARGV[2] how many holders
+ *   and waiters to list at most
+ *   returns semaphore_snapshot's reply with the number of waiters, the
+ *   queue's mode and the waiters added.
  */
 static const char lua_semaphore_status[] =
 	LUA_CLASH
@@ -215,11 +215,11 @@ static const char lua_semaphore_status[] =
 	LUA_HOLDERS_SNAPSHOT
 	LUA_SEMAPHORE_SNAPSHOT
 	"if mode_check() then return clash() end\n"
-	"local now = server_now()\n"
-	"local s = semaphore_snapshot(KEYS[1], KEYS[3], now, tonumber(ARGV[2]))\n"
-	"s[5] = waiting(ARGV[3], now)\n"
-	"s[7] = queue_mode(ARGV[4])\n"
-	"s[8] = waiters_list(ARGV[3], ARGV[4], now, tonumber(ARGV[2]))\n"
+	"local now, max = server_now(), tonumber(ARGV[2])\n"
+	"local s = semaphore_snapshot(1, 3, now, max)\n"
+	"s[5] = waiting(5, now)\n"
+	"s[7] = queue_mode(12)\n"
+	"s[8] = waiters_list(5, 12, now, max)\n"
 	"return s\n";
 
 #endif /* SCRIPTS_SEMAPHORE_H */

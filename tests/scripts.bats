@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The Lua scripts as the server gets them (assembled from the C macros of
 # src/scripts-*.h, dumped by src/tools/script-sha --dump): each one parses
-# with luac5.1 -p, and reads or writes no global but Redis' own and Lua's
+# with luac5.1 -p, reads or writes no global but Redis' own and Lua's
 # library, since the server refuses a script that touches any other
-# global, at run time and only on the path that touches it.
+# global, at run time and only on the path that touches it, and touches
+# only keys passed in KEYS, as Redis asks (a Cluster, a proxy or another
+# server may refuse the rest).
 
 load helpers
 
@@ -41,4 +43,11 @@ setup() {
 		    sort -u | grep -Ev "$allowed" || true)
 		[ -z "$bad" ] || fail "$(basename "$f"): globals $bad"
 	done
+}
+
+@test "every key a script touches is declared in KEYS (tests/lint/lua_keys.py)" {
+	need python3
+	run python3 "$ROOT/tests/lint/lua_keys.py" "$L"/*.lua
+	[ "$status" -eq 0 ] || fail "keys not declared in KEYS:
+$output"
 }
