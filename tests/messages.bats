@@ -96,7 +96,8 @@ commands() { printf '%s\n' "$stderr" | grep ': > ' || true; }
 	assert_failure 1
 	assert_output free
 	assert_stderr_line "redlock-cli: $u: > AUTH ***"
-	commands | grep -qE "^redlock-cli: $u: > EVALSHA [0-9a-f]{40} 3 k \\{k\\}:fence \\{k\\}:meta 0 1000 \\{k\\}:leases \\{k\\}:queue:who\$"
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA [0-9a-f]{40} 3 k \\{k\\}:fence \\{k\\}:meta 0 1000\$"
+	commands | grep -qE "^redlock-cli: $u: > EVALSHA [0-9a-f]{40} 1 \\{k\\}:leases 1000\$"
 	[[ $stderr != *msg-s3cret-pw* ]]
 }
 
