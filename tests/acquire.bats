@@ -466,7 +466,8 @@ script_calls() {
 	done
 	evals=$(rcli main INFO commandstats | tr -d '\r' |
 	    sed -n 's/^cmdstat_eval:calls=\([0-9]*\),.*/\1/p')
-	# acquire, extend, status and release: four scripts, four EVALs; a
-	# SHA-1 that the server does not know would make all eight EVALs.
-	assert_equal "$evals" 4
+	# acquire, extend, status (its snapshot, then its waiters) and
+	# release: five scripts, five EVALs; a SHA-1 that the server does not
+	# know would make all ten EVALs.
+	assert_equal "$evals" 5
 }
