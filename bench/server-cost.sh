@@ -33,7 +33,8 @@
 #
 # Knobs: BENCH_SC_N (cycles per round; 200), BENCH_SC_REPS (3),
 # BENCH_SC_VERB_N (20), BENCH_SC_WAITERS ("10 100 1000"; "" skips),
-# BENCH_SC_SLOWLOG_US (100: calls this long or longer are logged),
+# BENCH_SC_SLOWLOG_US (0: every call is logged; N: calls of N us or
+# more),
 # REDIS_SERVER (the server to start, e.g. a valkey-server; redis-server),
 # REDLOCK_CLI (./redlock-cli).  Prints markdown to stdout, progress on
 # stderr.
@@ -48,15 +49,16 @@ N=${BENCH_SC_N:-200}
 REPS=${BENCH_SC_REPS:-3}
 VERB_N=${BENCH_SC_VERB_N:-20}
 WAITERS=${BENCH_SC_WAITERS-10 100 1000}
-SLOW_US=${BENCH_SC_SLOWLOG_US:-100}
+SLOW_US=${BENCH_SC_SLOWLOG_US:-0}
 SERVER=${REDIS_SERVER:-redis-server}
 bench_setup bench/server-cost.sh
 WPIDS=()
 trap 'stop_waiters; bench_cleanup' EXIT
 
-for v in N REPS VERB_N SLOW_US; do
+for v in N REPS VERB_N; do
 	[[ ${!v} =~ ^[0-9]+$ && ${!v} -gt 0 ]] || die "bad $v: '${!v}'"
 done
+[[ $SLOW_US =~ ^[0-9]+$ ]] || die "bad SLOW_US: '$SLOW_US'"
 [[ -x $RL ]] || die "$RL not built: run make first"
 for tool in "$SERVER" redis-cli jq; do
 	command -v "$tool" >/dev/null || die "$tool not installed (make deps)"
