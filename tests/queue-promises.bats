@@ -414,3 +414,28 @@ acl_no_waiter_keys() {
 	assert_equal "$BG_STATUS" 0
 	[ -e "$D/newer-ran" ] && [ ! -e "$D/older-ran" ]
 }
+
+@test "a superseded waiter's note in the waiters' hash goes once expired: the next supersede prunes it" {
+	run -0 redlock-cli acquire k -t 30s
+	local tok=$output a b c
+	start_bg a run k --queue latest -w 20 -- true
+	a=$BG_PID
+	wait_until queue_len_is 1
+	start_bg b run k --queue latest -w 20 -- true
+	b=$BG_PID
+	wait_bg "$a"
+	assert_equal "$BG_STATUS" 80
+	[ "$(rcli main HKEYS '{k}:queue:who' | grep -c '^x:')" = 1 ]
+	# Past the note's 5 s, a newer waiter supersedes b: a's note goes,
+	# b's comes.
+	sleep 5.2
+	start_bg c run k --queue latest -w 20 -- true
+	c=$BG_PID
+	wait_bg "$b"
+	assert_equal "$BG_STATUS" 80
+	[ "$(rcli main HKEYS '{k}:queue:who' | grep -c '^x:')" = 1 ] ||
+	    fail "$(rcli main HGETALL '{k}:queue:who')"
+	run -0 redlock-cli release k --token "$tok"
+	wait_bg "$c"
+	assert_equal "$BG_STATUS" 0
+}
