@@ -169,7 +169,9 @@ lock_wake_note(struct lock *l, const redisReply *r)
 	    r->element[1]->type != REDIS_REPLY_STRING)
 		return (0);
 	m = r->element[1];
-	/* The kept copy too (LUA_QUEUE_JOIN), should it come first. */
+	/* The kept copy too, "kept superseded ...", that releases before
+	 * the note moved to the waiters' hash (LUA_QUEUE_JOIN) still leave
+	 * in a wake key, should it come first. */
 	skip = m->len > 5 && memcmp(m->str, "kept ", 5) == 0 ? 5 : 0;
 	if (m->len < skip + 11 ||
 	    memcmp(m->str + skip, "superseded ", 11) != 0 ||
