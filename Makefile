@@ -23,7 +23,7 @@ SRCS	+= src/tls-dlopen.c src/tls-linked.c
 # What a holder records of its command, secrets masked (issue 32).
 SRCS	+= src/mask.c
 # Each lock's run history, and the history verb (issue 36).
-SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c src/lock-list-all.c
+SRCS	+= src/lock-history.c src/cmd-history.c src/history-print.c src/timefmt.c src/lock-list-all.c src/lock-list-one.c
 # Scripts played with native commands, for servers that refuse scripts.
 SRCS	+= src/scripts-native.c src/native-view.c src/native-owner.c src/native-cmd.c
 # Who waits for a mutex, read by status after its snapshot: the script's

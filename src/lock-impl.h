@@ -239,6 +239,7 @@ struct list_found {
 
 struct list_run {
 	struct lock	*l;		/* the servers and their failures */
+	const struct global_opts *opts;	/* to open a lock at a time */
 	size_t		 prefix_len;
 	char		**errors;	/* per URL: why it failed, or NULL */
 	struct list_found *found;
@@ -256,6 +257,10 @@ char	*list_history_glob(const char *, const char *);
 char	*list_history_name(const char *, size_t, const char *);
 void	 list_add_free(const struct global_opts *, char **, size_t,
 	     struct lock_listing *);
+
+/* lock-list-one.c: list in a slot that migrates, a lock at a time */
+int	 list_one_by_one(struct list_run *, size_t, struct conn *,
+	     const char *const *, const size_t *, size_t);
 
 /* lock.c */
 void	 lock_holder_clear(struct lock_holder *);

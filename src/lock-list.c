@@ -65,6 +65,8 @@ static void	 list_page_free(struct list_page *);
 static int	 list_call(struct list_run *, size_t, struct conn *,
 		     struct list_page *, size_t, size_t, size_t *);
 static int	 list_take(struct list_run *, size_t, const redisReply *);
+static int	 list_slot_migrating(struct list_run *, size_t, struct conn *,
+		     const struct list_page *, size_t, size_t);
 static char	*list_glob(const char *, const char *);
 static int	 list_names(struct list_run *, const redisReply *);
 static void	 list_all(struct list_run *, const char *,
@@ -168,7 +170,10 @@ list_call(struct list_run *lr, size_t server, struct conn *c,
 	free(args);
 	free(lens);
 	lr->commands++;
-	if (result != CONN_OK) {
+	if (result == CONN_TRANSIENT && lr->cluster &&
+	    strstr(conn_error(c), "TRYAGAIN") != NULL)
+		rc = list_slot_migrating(lr, server, c, pg, start, end);
+	else if (result != CONN_OK) {
 		lock_failed(lr->l, conn_exit_code(result), "%s",
 		    conn_error(c));
 		rc = conn_exit_code(result);
@@ -188,6 +193,29 @@ list_call(struct list_run *lr, size_t server, struct conn *c,
 		*next = start + 1;	/* never loop on one key */
 	if (r != NULL)
 		freeReplyObject(r);
+	return (rc);
+}
+
+/*
+ * The candidates from start to end of a slot that migrates, whose call
+ * came back TRYAGAIN: a lock at a time (lock-list-one.c).
+ */
+static int
+list_slot_migrating(struct list_run *lr, size_t server, struct conn *c,
+    const struct list_page *pg, size_t start, size_t end)
+{
+	const char	**keys = xcalloc(end - start, sizeof(*keys));
+	size_t		 *lens = xcalloc(end - start, sizeof(*lens)), i;
+	int		  rc;
+
+	log_debug("list: %s", conn_error(c));
+	for (i = start; i < end; i++) {
+		keys[i - start] = pg->c[i].names[0];
+		lens[i - start] = pg->c[i].lens[0];
+	}
+	rc = list_one_by_one(lr, server, c, keys, lens, end - start);
+	free(keys);
+	free(lens);
 	return (rc);
 }
 
@@ -380,6 +408,7 @@ lock_list(const struct global_opts *opts, const char *pattern, int flags,
 	memset(&lr, 0, sizeof(lr));
 	spec.key = "";
 	lr.l = lock_open(opts, &spec);
+	lr.opts = opts;
 	lr.prefix = opts->prefix != NULL ? opts->prefix : "";
 	lr.few = flags & LOCK_LIST_FEW;
 	lr.prefix_len = strlen(lr.prefix);

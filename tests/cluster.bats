@@ -525,6 +525,30 @@ asking_cli() {
 	[ "$pttl" -gt 50000 ] && [ "$pttl" -le 60000 ]
 }
 
+@test "list during a slot migration: the lock whose keys moved to the importing node is listed with the others, exit 0" {
+	k=a
+	owner=$(owner_of "$k")
+	target=$(non_owner_of "$k")
+	for other in b c; do
+		[ "$(owner_of "$other")" != "$owner" ] && break
+	done
+	redlock-cli -u "$(url_of "$owner")" acquire "$k" -t 30s >/dev/null
+	redlock-cli -u "$(curl_of "$owner")" acquire "$other" -t 30s >/dev/null
+	half_migrate "$k" "$target"
+	# The importing node's SCAN finds the moved keys; a call naming the
+	# lock's waiters' keys too (which do not exist) is refused there with
+	# TRYAGAIN while the slot migrates.
+	for form in curl_of url_of; do
+		run --separate-stderr redlock-cli -u "$($form "$owner")" list
+		echo "$form: exit $status, stderr: $stderr"
+		assert_success
+		[ -z "$stderr" ]
+		assert_line -n 0 --regexp "^$k exclusive .* waiting 0$"
+		assert_line -n 1 --regexp "^$other exclusive .* waiting 0$"
+		assert_equal "${#lines[@]}" 2
+	done
+}
+
 @test "history in a Cluster: the entry is on the lock's node in its slot, and history and status read it through any node" {
 	flush_all
 	for k in a b c; do
