@@ -9,7 +9,10 @@
  * whom inside (tests/lint/floors.py checks there is no circle):
  *
  *	lock-acquire.c	-> lock-wait.c lock-queue.c lock.c lock-call.c
- *	lock-list.c	-> lock-status.c lock-waiters.c lock.c lock-call.c
+ *	lock-list.c	-> lock-list-all.c lock-list-one.c lock-status.c
+ *			   lock-waiters.c lock.c lock-call.c
+ *	lock-list-all.c, lock-list-one.c -> lock-status.c lock-history.c
+ *			   lock.c, and the connection layer
  *	lock.c		-> lock-listen.c lock-queue.c lock-history.c
  *			   lock-call.c
  *	lock-history.c	-> lock-status.c lock-call.c
