@@ -10,20 +10,33 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${DEMO_BIN:-$here/redlock-cli}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-demo.XXXXXX")
+step="starting redis-server"
+# A step that fails stops the demo (set -e): say which (and the server's
+# log, if it did not start), rather than end in silence.
 cleanup() {
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "make demo: stopped at $step (exit $rc)" >&2
+		[ "$step" != "starting redis-server" ] || [ ! -s "$dir/log" ] ||
+		    tail -n 20 "$dir/log" >&2
+	fi
 	if [ -f "$dir/pid" ]; then
 		kill "$(cat "$dir/pid")" 2>/dev/null || true
 	fi
 	rm -rf "$dir"
+	exit "$rc"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 redis-server --port 0 --unixsocket "$dir/sock" --save '' --appendonly no \
     --daemonize yes --pidfile "$dir/pid" --dir "$dir" --logfile "$dir/log"
-i=0
+# Up to 30 s by the clock, not by a count of tries: a loaded machine
+# may take long to start processes.
+end=$(($(date +%s) + 30))
 until [ "$(redis-cli -s "$dir/sock" PING 2>/dev/null)" = PONG ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || { echo "redis-server did not start" >&2; exit 1; }
+	[ "$(date +%s)" -lt "$end" ] ||
+	    { echo "redis-server did not start" >&2; exit 1; }
 	sleep 0.05
 done
 REDLOCK_URL="unix://$dir/sock"
@@ -35,7 +48,7 @@ PATH="$dir/bin:$PATH"
 
 # show TEXT: a step's title; cmd ARGS...: the command, then its output.
 show() { echo; printf '# %s\n' "$@"; }
-cmd() { printf '$ %s\n' "$*"; }
+cmd() { printf '$ %s\n' "$*"; step="'$*'"; }
 
 echo "redis-server on $REDLOCK_URL (REDLOCK_URL), stopped at the end"
 
