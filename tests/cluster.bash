@@ -7,7 +7,14 @@
 # files in $CD/node-NAME.
 node_start() {
 	mkdir -p "$CD/node-$1"
-	daemon_on_free_port "$CD/node-$1" node_launch "$CD/node-$1"
+	daemon_on_free_port "$CD/node-$1" node_launch "$CD/node-$1" ||
+	    return 1
+	# make test-acl: redlock-cli's least-privilege user on every node too.
+	if [ "${REDLOCK_TEST_ACL:-0}" = 1 ]; then
+		# shellcheck disable=SC2086 # the rules are words
+		ncli "$1" ACL SETUSER locker $REDLOCK_ACL_RULES >/dev/null
+		export REDLOCK_USER=locker REDLOCK_PASSWORD=lock-pw
+	fi
 }
 
 # node_launch DIR PORT: one try of node_start.
