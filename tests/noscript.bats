@@ -160,6 +160,10 @@ ran() {
 			    '+@all' '-@scripting' >/dev/null
 		urls+=(-u "unix://$(redis_sock "$s")")
 	done
+	# make test-acl: redis_start made its own user redlock-cli's; this
+	# test's is the one without scripts.
+	[ -n "${REDLOCK_TEST_NOLUA_BIN:-}" ] ||
+		export REDLOCK_USER=noscript REDLOCK_PASSWORD=ns-pw
 	# One server's counter far ahead: the holder's fence is the highest
 	# its majority returned, and the others are lifted to it.
 	rcli q1 SET '{k}:fence' 5000000000000000000 >/dev/null
