@@ -20,8 +20,10 @@ MASKED='hold-job --password=*** DB_PASSWORD=*** postgres://u:***@h/db --api-key 
 setup_file() {
 	redis_start_tcp main --requirepass "$PW" \
 	    --slowlog-log-slower-than 0 --slowlog-max-len 100000
-	# redlock-cli finds the password here, not on a command line.
+	# redlock-cli finds the password here, not on a command line; as the
+	# default user, also under make test-acl, whose user has another.
 	export REDLOCK_URL="redis://:$PW@127.0.0.1:$REDIS_PORT"
+	unset REDLOCK_USER REDLOCK_PASSWORD
 	mkdir -p "$BATS_FILE_TMPDIR/bin"
 	# A job that holds the lock until $HOLD_FLAG exists; its arguments
 	# are there only to be recorded.

@@ -105,6 +105,8 @@ ticked() { [ -s "$D/$1.log" ]; }
 }
 
 @test "an acquire slowed past the lock's validity (LOADING retries) never starts the command" {
+	# The fake server answers LOADING to an AUTH too (make test-acl).
+	unset REDLOCK_USER REDLOCK_PASSWORD
 	build_fake bad-redis
 	local sock="$D/bad.sock"
 	# The first 6 requests of the connection answer LOADING (the retries
