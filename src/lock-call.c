@@ -281,18 +281,28 @@ lock_call_keys(struct lock *l, struct script *s, int nargs,
 
 /*
  * Our scripts answer "REDLOCK-TYPE <type>" when the key is not the kind of
- * lock the caller takes it for, and "REDLOCK-LIMIT <N>" when a semaphore
- * is held with another limit than the caller's: say so in the caller's
- * terms.
+ * lock the caller takes it for, "REDLOCK-LIMIT <N>" when a semaphore
+ * is held with another limit than the caller's, and "REDLOCK-FENCE <N>"
+ * when the fence counter is past what a script counts exactly: say so in
+ * the caller's terms.
  */
 static void
 lock_type_clash(struct lock *l)
 {
 	const char	*p = strstr(l->round.text, ": REDLOCK-TYPE ");
 	const char	*lim = strstr(l->round.text, ": REDLOCK-LIMIT ");
+	const char	*f = strstr(l->round.text, ": REDLOCK-FENCE ");
 	char		 kind[32];
 	int		 code;
 
+	if (f != NULL) {
+		log_sanitize(kind, sizeof(kind), f + 16, strcspn(f + 16, " ;"));
+		lock_failed(l, EXIT_PROTOCOL, "lock '%s': its fence counter is "
+		    "at %s, past 2^53 - 1, the last fence a script gives "
+		    "exactly: use another lock name", l->spec.key, kind);
+		l->fail.type_clash = EXIT_PROTOCOL;
+		return;
+	}
 	if (lim != NULL && p == NULL) {
 		log_sanitize(kind, sizeof(kind), lim + 16, strcspn(lim + 16,
 		    " ;"));

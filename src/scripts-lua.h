@@ -109,19 +109,29 @@
  *   than the counter (an exclusive take, or a slot); read_fence(ttl):
  *   the counter as it is (a reader, who needs no new fence: the next
  *   exclusive take's INCR is larger), never 0.  ttl: the lock's, in ms.
+ * Lua's numbers are doubles, exact up to 2^53: a counter at 2^53 or
+ * above (set by hand, or started by a clock past the year 2255) would
+ * give fences that repeat, so the take fails there, before anything is
+ * taken, with REDLOCK-FENCE and the counter (fence_exact).
  */
 #define LUA_FENCE_KEEP_MS	"604800000"
 
 #define LUA_NEXT_FENCE							\
+	"local function fence_exact(f)\n"				\
+	"  if f >= 9007199254740992 then\n"				\
+	"    error({err = 'REDLOCK-FENCE ' .. string.format('%.0f', f)})\n"\
+	"  end\n"							\
+	"  return f\n"							\
+	"end\n"							\
 	"local function fence_start(ttl)\n"				\
 	"  local t = redis.call('TIME')\n"				\
-	"  local f = t[1] * 1000000 + t[2]\n"				\
+	"  local f = fence_exact(t[1] * 1000000 + t[2])\n"		\
 	"  redis.call('SET', KEYS[2], string.format('%.0f', f), 'PX',"	\
 	" ttl + " LUA_FENCE_KEEP_MS ")\n"				\
 	"  return f\n"							\
 	"end\n"							\
 	"local function next_fence(ttl)\n"				\
-	"  local f = redis.call('INCR', KEYS[2])\n"			\
+	"  local f = fence_exact(redis.call('INCR', KEYS[2]))\n"	\
 	"  if f == 1 then return fence_start(ttl) end\n"		\
 	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  return f\n"							\
@@ -129,7 +139,7 @@
 	/* INCRBY 0, not GET: a counter that is not a number fails as
 	 * next_fence's INCR does, rather than being started anew. */	\
 	"local function read_fence(ttl)\n"				\
-	"  local f = redis.call('INCRBY', KEYS[2], 0)\n"		\
+	"  local f = fence_exact(redis.call('INCRBY', KEYS[2], 0))\n"	\
 	"  if f < 1 then return fence_start(ttl) end\n"		\
 	"  redis.call('PEXPIRE', KEYS[2], ttl + " LUA_FENCE_KEEP_MS ")\n"\
 	"  return f\n"							\

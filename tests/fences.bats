@@ -59,6 +59,31 @@ server_us() {
 	((r > 0))
 }
 
+@test "a counter past 2^53 - 1, where a script's numbers are no longer exact: the take exits 76 naming it, takes nothing and runs nothing" {
+	local top=9007199254740991 args
+	rcli main SET '{k}:fence' $((top - 1)) >/dev/null
+	# The last exact fence is given, exactly.
+	run -0 redlock-cli run k -- sh -c 'echo "$REDLOCK_FENCE"'
+	assert_output "$top"
+	for args in "acquire k" "acquire k -s" "acquire k --limit 2" \
+	    "run k -- touch $BATS_TEST_TMPDIR/ran" "run k -s -- touch $BATS_TEST_TMPDIR/ran"; do
+		# A writer takes the counter plus one; a reader (-s) the
+		# counter as it is.
+		case $args in
+		*" -s"*) rcli main SET '{k}:fence' $((top + 1)) >/dev/null ;;
+		*) rcli main SET '{k}:fence' "$top" >/dev/null ;;
+		esac
+		# shellcheck disable=SC2086 # words
+		run --separate-stderr redlock-cli $args
+		assert_equal "$status" 76
+		assert_output ''
+		assert_equal "$stderr" "redlock-cli: lock 'k': its fence counter is at $((top + 1)), past 2^53 - 1, the last fence a script gives exactly: use another lock name"
+		[ ! -e "$BATS_TEST_TMPDIR/ran" ] || fail "$args ran its command"
+		[ "$(rcli main EXISTS k '{k}:readers' '{k}:meta')" = 0 ] ||
+		    fail "$args took something"
+	done
+}
+
 @test "a burst faster than one take a millisecond, then the other keys expire: the next fence is still larger" {
 	skip_if_slow
 	local f g
