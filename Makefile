@@ -179,7 +179,7 @@ $(B)/%.o: %.c
 # by the build machine's compiler, since it runs here.
 SHATOOL	= src/tools/script-sha
 src/scripts-sha.h: $(SHATOOL).c src/scripts-lua.h src/scripts-queue.h src/scripts-mutex.h \
-    src/scripts-semaphore.h src/scripts-list.h src/scripts-shared.h \
+    src/scripts-semaphore.h src/scripts-list.h src/scripts-shared.h src/scripts-shared-run.h \
     src/scripts-history.h src/scripts-poke.h src/sha1.c src/redlock.h
 	$(CC_FOR_BUILD) -std=c11 -D_GNU_SOURCE -Wall -Wextra \
 	    $(CFLAGS_FOR_BUILD) -Isrc -o $(SHATOOL) $(SHATOOL).c src/sha1.c

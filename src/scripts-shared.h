@@ -31,6 +31,8 @@
  * only when readers are involved (the mutex's own path needs no clock).
  */
 /* What K holds while readers do: a foreign SET NX fails on it. */
+#include "scripts-shared-run.h"
+
 #define LUA_SHARED_MARK	"local SHARED_MARK = 'redlock:shared'\n"
 
 /*
@@ -150,6 +152,7 @@
 	"  redis.call('PEXPIRE', KEYS[k], lease * 2)\n"		\
 	"  return true\n"						\
 	"end\n"							\
+	LUA_SHARED_ORDER							\
 	/* A queued writer (--queue fifo) ranked at or before the run's end
 	 * (LUA_SHARED_RUN) ends the run: it is looked for again from the
 	 * head. */							\
@@ -161,7 +164,7 @@
 	"  local rs, rt = string.match(v, '^(%S+) (%S+)$')\n"		\
 	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
 	"  rs = tonumber(rs)\n"					\
-	"  if s and rs and (s < rs or (s == rs and token <= rt)) then\n"\
+	"  if s and rs and not rd_after(s, token, rs, rt) then\n"	\
 	"    redis.call('HDEL', who, ':run')\n"			\
 	"  end\n"							\
 	"end\n"							\
@@ -177,62 +180,6 @@
 
 #define LUA_SHARED_READERS	LUA_SHARED_KEEP LUA_SHARED_REST
 
-/*
- * The run, with --queue fifo: the readers at the head of the queue, who
- * are let in together while the lock is free for readers.  Its end, the
- * rank and token of its last reader, is kept in the queue's ':who' hash
- * (field ':run', which no token can be), so that each waiter is looked at
- * once, when the run reaches it, and woken then, and a reader's turn is
- * one comparison with the end: admitting N readers costs server work in
- * N, not in N squared.  Every waiter queued at or before the
- * end is a reader: the run stops at the first one that is not, and a
- * writer that queues before the end (a lower --order) cuts the run back
- * (the mutex's mode_wait, rd_run_cut).  Those of the run that have been
- * let in are gone from the queue, so the run goes on from its end when
- * the writer queued after it has had its turn.
- *   rd_run(): the end (rank, token), or nil
- *   rd_run_extend(me): the run grows over the readers queued after its
- *   end, up to the first waiter that is not a reader, at most 1000 a
- *   call (the next admission goes on), each woken but me (a reader, even
- *   before its first refusal notes it in KEYS[10]); returns the end.
- *   Only while the lock is free for readers: a reader woken while a
- *   writer holds would not be woken again.
- */
-#define LUA_SHARED_RUN							\
-	"local function rd_run()\n"					\
-	"  local v = redis.call('HGET', KEYS[12], ':run')\n"	\
-	"  if not v then return nil end\n"				\
-	"  local s, t = string.match(v, '^(%S+) (%S+)$')\n"		\
-	"  return tonumber(s), t\n"					\
-	"end\n"							\
-	"local function rd_run_extend(me)\n"				\
-	"  local rs, rt = rd_run()\n"					\
-	"  local z\n"							\
-	"  if rs then\n"						\
-	"    z = redis.call('ZRANGEBYSCORE', KEYS[4], rs, '+inf',"	\
-	" 'WITHSCORES', 'LIMIT', 0, 1000)\n"				\
-	"  else\n"							\
-	"    z = redis.call('ZRANGE', KEYS[4], 0, 999, 'WITHSCORES')\n"	\
-	"  end\n"							\
-	"  local ns, nt, at\n"						\
-	"  for i = 1, #z, 2 do\n"					\
-	"    local t, s = z[i], tonumber(z[i + 1])\n"			\
-	"    if not rs or s > rs or t > rt then\n"			\
-	"      if t ~= me then\n"					\
-	"        if not redis.call('ZSCORE', KEYS[10], t) then break end\n"\
-	"        rd_wake(t)\n"						\
-	"      end\n"							\
-	"      ns, nt, at = s, t, z[i + 1]\n"				\
-	"    end\n"							\
-	"  end\n"							\
-	"  if not ns then return rs, rt end\n"				\
-	"  local who = KEYS[12]\n"				\
-	"  redis.call('HSET', who, ':run', at .. ' ' .. nt)\n"		\
-	"  if redis.call('PTTL', who) < 0 then\n"			\
-	"    redis.call('PEXPIRE', who, " LUA_LINGER_MS ")\n"		\
-	"  end\n"							\
-	"  return ns, nt\n"						\
-	"end\n"
 
 /*
  * Waking, for every release script that may free a lock readers wait
@@ -370,7 +317,7 @@
 	"  if free <= 0 then return false end\n"			\
 	"  local s = tonumber(redis.call('ZSCORE', KEYS[4], token))\n"	\
 	"  local rs, rt = rd_run_extend(token)\n"			\
-	"  return rs ~= nil and (s < rs or (s == rs and token <= rt))\n"\
+	"  return rs ~= nil and not rd_after(s, token, rs, rt)\n"	\
 	"end\n"							\
 	"local function queue_admitted() rd_run_extend() end\n"
 

@@ -104,6 +104,10 @@ replay() {
 	replay force-at-start
 }
 
+@test "regression: a fifo reader of the same order as a writer queued before it waits behind that writer" {
+	replay fifo-reader-tie-behind-writer
+}
+
 @test "30 s of random schedules (seed 20261205, kill and force nemeses) break no promise" {
 	# CI's model leg runs the checker longer, on two seeds (.ci/run).
 	[ -z "${REDLOCK_TEST_MODEL_LEG:-}" ] ||

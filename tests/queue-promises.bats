@@ -211,6 +211,29 @@ probe_behind_dead_head() {
 	done
 }
 
+@test "equal orders in fifo, a writer then a reader while readers hold: the reader waits behind the writer, on every try" {
+	local i
+	# Each try draws new tokens: the tie must be broken by arrival, never
+	# by how the tokens happen to sort.
+	for i in 1 2 3 4 5 6; do
+		redis_flush main
+		rm -f "$D/order"
+		run -0 redlock-cli acquire k -s -t 30s
+		local tok=$output
+		start_bg w run k --queue fifo --order 7 -- sh -c "echo w >>$D/order"
+		local w=$BG_PID
+		wait_until queue_len_is 1
+		start_bg r run k -s --queue fifo --order 7 -- sh -c "echo r >>$D/order"
+		local r=$BG_PID
+		wait_until eval '[ -e "$D/order" ] || queue_len_is 2'
+		[ ! -e "$D/order" ] || fail "try $i: $(cat "$D/order") ran while a reader held and the writer waited"
+		run -0 redlock-cli release k --token "$tok"
+		wait_bg "$w"
+		wait_bg "$r"
+		assert_equal "$(cat "$D/order")" "$(printf 'w\nr')"
+	done
+}
+
 @test "fifo ranks waiters by the server's clock: a client whose clock is an hour behind keeps its place" {
 	need faketime
 	build_is_static && skip "libfaketime cannot reach a static executable"
