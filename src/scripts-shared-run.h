@@ -67,26 +67,35 @@
 	"  else\n"							\
 	"    z = redis.call('ZRANGE', KEYS[4], 0, 999, 'WITHSCORES')\n"	\
 	"  end\n"							\
-	/* those after the end, in the queue's order (rd_after) */	\
-	"  local w = {}\n"						\
-	"  for i = 1, #z, 2 do\n"					\
-	"    local t, s = z[i], tonumber(z[i + 1])\n"			\
-	"    if not rs or rd_after(s, t, rs, rt) then\n"		\
-	"      w[#w + 1] = {s, rd_at(t), t, z[i + 1]}\n"		\
+	/* Those after the end, in the queue's order: the sorted set's,	\
+	 * but for a group of equal rank, which goes by arrival		\
+	 * (rd_at; looked up only for such a group, and only up to the	\
+	 * first waiter that is not a reader, where the run stops). */	\
+	"  local ns, nt, at, i, stop = nil, nil, nil, 1, false\n"	\
+	"  while i <= #z and not stop do\n"				\
+	"    local s, g, j = tonumber(z[i + 1]), {}, i\n"		\
+	"    while j <= #z and tonumber(z[j + 1]) == s do\n"		\
+	"      if not rs or rd_after(s, z[j], rs, rt) then\n"		\
+	"        g[#g + 1] = {z[j], z[j + 1]}\n"			\
+	"      end\n"							\
+	"      j = j + 2\n"						\
 	"    end\n"							\
-	"  end\n"							\
-	"  table.sort(w, function(x, y)\n"				\
-	"    if x[1] ~= y[1] then return x[1] < y[1] end\n"		\
-	"    if x[2] ~= y[2] then return x[2] < y[2] end\n"		\
-	"    return x[3] < y[3]\n"					\
-	"  end)\n"							\
-	"  local ns, nt, at\n"						\
-	"  for _, e in ipairs(w) do\n"					\
-	"    if e[3] ~= me then\n"					\
-	"      if not redis.call('ZSCORE', KEYS[10], e[3]) then break end\n"\
-	"      rd_wake(e[3])\n"					\
+	"    if #g > 1 then\n"						\
+	"      for _, e in ipairs(g) do e[3] = rd_at(e[1]) end\n"	\
+	"      table.sort(g, function(x, y)\n"				\
+	"        if x[3] ~= y[3] then return x[3] < y[3] end\n"	\
+	"        return x[1] < y[1]\n"					\
+	"      end)\n"							\
 	"    end\n"							\
-	"    ns, nt, at = e[1], e[3], e[4]\n"				\
+	"    for _, e in ipairs(g) do\n"				\
+	"      if e[1] ~= me and not redis.call('ZSCORE', KEYS[10], e[1]) then\n"\
+	"        stop = true\n"					\
+	"        break\n"						\
+	"      end\n"							\
+	"      if e[1] ~= me then rd_wake(e[1]) end\n"			\
+	"      ns, nt, at = s, e[1], e[2]\n"				\
+	"    end\n"							\
+	"    i = j\n"							\
 	"  end\n"							\
 	"  if not ns then return rs, rt end\n"				\
 	"  local who = KEYS[12]\n"				\
